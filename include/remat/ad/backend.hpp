@@ -1,0 +1,136 @@
+#pragma once
+// The AD backend interface: the only thing layers, ops and Checkpointed<T> talk to.
+//
+// Why an abstract class and not a concept: a concept would make every op and every layer a template
+// over the backend, and every header heavy. Here ops are plain functions compiled once in src/, the
+// current backend is a thread-local pointer set by an RAII scope (UseBackend), and a virtual call per
+// recorded *op* (never per element) costs nothing measurable next to the kernels.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "remat/ad/var.hpp"
+
+namespace remat::ad {
+
+// What an op is, so that selective checkpointing can decide per kind what to keep.
+enum class OpKind : std::uint8_t {
+    matmul,       // plain matrix products (attention scores, P·V)
+    projection,   // parameterised affine maps (Linear, Conv1D): x·W + b
+    attention,    // fused attention kernels
+    softmax,
+    norm,         // layer norm, batch norm
+    activation,   // GELU, ReLU, tanh
+    elementwise,  // add, mul, scale
+    reduction,    // sum, mean
+    embedding,
+    dropout,
+    shape,        // reshape, permute, slice, concat: data movement only
+    loss,
+    checkpoint,   // a checkpointed region
+};
+std::string_view name(OpKind kind);
+
+// The gradient buffers of an op's inputs, handed to its pullback. grads[i] is already allocated
+// (zero on first use); a pullback *adds* into it — one accumulation path, so the bits of a sum never
+// depend on which contribution came first. wants(i) is false for inputs that need no gradient.
+class Grads {
+public:
+    explicit Grads(std::span<Tensor* const> buffers) : buffers_(buffers) {}
+    bool wants(std::size_t i) const { return buffers_[i] != nullptr; }
+    Tensor& operator[](std::size_t i) const { return *buffers_[i]; }
+    std::size_t size() const { return buffers_.size(); }
+
+private:
+    std::span<Tensor* const> buffers_;
+};
+
+// Adds d(loss)/d(inputs) into grads, given d(loss)/d(output).
+using Pullback = std::function<void(const Tensor& grad_output, Grads& grads)>;
+// A region to checkpoint. Called once for the forward and again for each recomputation.
+using CheckpointFn = std::function<Var(const std::vector<Var>& inputs)>;
+
+struct Gradient {
+    float loss = 0;
+    std::vector<Tensor> grads;  // one per requested tensor, in request order
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string_view name() const = 0;
+
+    // The user's gradient mode: false inside NoGrad. Layers in automatic mode read this.
+    virtual bool grad_enabled() const = 0;
+    virtual void set_grad_enabled(bool enabled) = 0;
+    // Whether ops record themselves now: false inside NoGrad and inside a checkpoint's forward.
+    virtual bool recording() const = 0;
+    // True while a checkpointed region is being recomputed (BatchNorm must not update statistics).
+    virtual bool recomputing() const = 0;
+
+    // A caller-owned tensor (parameter or input) as a differentiable leaf. Leaves always receive
+    // gradient, whether or not anything upstream requires it. Never copies the tensor.
+    virtual Var leaf(const Tensor& tensor) = 0;
+    // Records an op whose output is `output`; returns it as a Var.
+    virtual Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
+                       Pullback pullback) = 0;
+    // Runs f without recording and keeps only `inputs`; on backward, recomputes f with recording
+    // and backpropagates through it. Without recording, simply f(inputs).
+    virtual Var checkpointed(CheckpointFn f, std::vector<Var> inputs) = 0;
+    // The value of the scalar loss() and its gradient with respect to each tensor in wrt (read
+    // through leaf() inside loss()). Gradient mode is enabled for the call.
+    virtual Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) = 0;
+};
+
+// The backend of this thread: the innermost UseBackend, else this thread's default Tape.
+Backend& current();
+
+// Makes `backend` current on this thread for the scope's lifetime.
+class UseBackend {
+public:
+    explicit UseBackend(Backend& backend);
+    ~UseBackend();
+    UseBackend(const UseBackend&) = delete;
+    UseBackend& operator=(const UseBackend&) = delete;
+
+private:
+    Backend* previous_;
+};
+
+// Gradient mode off (or on) for the scope's lifetime, like torch.no_grad / torch.enable_grad.
+class GradMode {
+public:
+    explicit GradMode(bool enabled);
+    ~GradMode();
+    GradMode(const GradMode&) = delete;
+    GradMode& operator=(const GradMode&) = delete;
+
+private:
+    Backend& backend_;
+    bool previous_;
+};
+struct NoGrad : GradMode {
+    NoGrad() : GradMode(false) {}
+};
+
+inline Var leaf(const Tensor& tensor) { return current().leaf(tensor); }
+inline Var checkpointed(CheckpointFn f, std::vector<Var> inputs) {
+    return current().checkpointed(std::move(f), std::move(inputs));
+}
+inline Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) {
+    return current().gradient(loss, wrt);
+}
+
+// For op implementations: should this op record itself?
+template <class... Vars>
+bool should_record(const Vars&... inputs) {
+    return (inputs.requires_grad() || ...) && current().recording();
+}
+inline Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
+                  Pullback pullback) {
+    return current().record(kind, std::move(output), inputs, std::move(pullback));
+}
+
+}  // namespace remat::ad

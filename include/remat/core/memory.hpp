@@ -1,0 +1,51 @@
+#pragma once
+// Tracking allocator: every Tensor's storage goes through it, so live and peak bytes are measured, not estimated.
+#include <cstddef>
+#include <new>
+
+namespace remat::memory {
+
+std::size_t live_bytes();  // bytes currently held by tracked containers
+std::size_t peak_bytes();  // highest live_bytes() since the last reset_peak()
+void reset_peak();         // peak := live
+
+namespace detail {
+void* allocate(std::size_t bytes);
+void deallocate(void* p, std::size_t bytes) noexcept;
+}  // namespace detail
+
+// A standard allocator whose blocks are 64-byte aligned and counted (thread-safe).
+template <class T>
+struct TrackingAllocator {
+    using value_type = T;
+    TrackingAllocator() noexcept = default;
+    template <class U>
+    TrackingAllocator(const TrackingAllocator<U>&) noexcept {}
+    template <class U>
+    struct rebind {
+        using other = TrackingAllocator<U>;
+    };
+    T* allocate(std::size_t n) {
+        if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+        return static_cast<T*>(detail::allocate(n * sizeof(T)));
+    }
+    void deallocate(T* p, std::size_t n) noexcept { detail::deallocate(p, n * sizeof(T)); }
+    template <class U>
+    bool operator==(const TrackingAllocator<U>&) const noexcept { return true; }
+};
+
+// Measures the peak of live bytes above the level at construction: activation memory of a region.
+class PeakScope {
+public:
+    PeakScope() : baseline_(live_bytes()) { reset_peak(); }
+    std::size_t peak_above_baseline() const {
+        std::size_t p = peak_bytes();
+        return p > baseline_ ? p - baseline_ : 0;
+    }
+    std::size_t baseline() const { return baseline_; }
+
+private:
+    std::size_t baseline_;
+};
+
+}  // namespace remat::memory

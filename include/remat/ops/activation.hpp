@@ -1,0 +1,14 @@
+#pragma once
+// Activations, element-wise.
+#include "remat/ad/var.hpp"
+
+namespace remat::ops {
+
+// GELU, tanh approximation (HF "gelu_new", GPT-2): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+Var gelu_tanh(const Var& x);
+// GELU, exact (HF "gelu", BERT): 0.5·x·(1 + erf(x/√2))
+Var gelu_erf(const Var& x);
+Var relu(const Var& x);
+Var tanh(const Var& x);
+
+}  // namespace remat::ops

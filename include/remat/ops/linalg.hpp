@@ -1,0 +1,23 @@
+#pragma once
+// Matrix products through BLAS sgemm.
+#include "remat/ad/var.hpp"
+
+namespace remat::ops {
+
+// C = op(a) · op(b), op = transpose when asked.
+//   a (..., M, K) · b (K, N)          -> (..., M, N)   leading dims of a flattened into M
+//   a (B..., M, K) · b (B..., K, N)   -> (B..., M, N)  batched, equal batch dims
+// transpose_a needs rank-2 a or the batched form. Shape mismatches throw ShapeError.
+Var matmul(const Var& a, const Var& b, bool transpose_a = false, bool transpose_b = false);
+
+// How a projection's weight is stored.
+enum class WeightLayout {
+    in_out,  // (in, out): HF GPT-2's Conv1D, y = x·W + b
+    out_in,  // (out, in): PyTorch's Linear, y = x·Wᵀ + b
+};
+
+// y = x·W + b over the last axis of x (..., in) -> (..., out). b (out,) may be undefined (no bias).
+// Recorded as OpKind::projection, so selective checkpointing can keep its output.
+Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout);
+
+}  // namespace remat::ops

@@ -1,0 +1,71 @@
+#include "remat/core/random.hpp"
+
+#include <cmath>
+
+namespace remat {
+
+std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> k) {
+    constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+    for (int round = 0; round < 10; ++round) {
+        std::uint64_t p0 = std::uint64_t{M0} * c[0];
+        std::uint64_t p1 = std::uint64_t{M1} * c[2];
+        auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
+        auto hi1 = static_cast<std::uint32_t>(p1 >> 32), lo1 = static_cast<std::uint32_t>(p1);
+        c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
+        k[0] += W0;
+        k[1] += W1;
+    }
+    return c;
+}
+
+std::array<std::uint32_t, 4> block_bits(Generator::State s, std::uint64_t index) {
+    std::uint64_t block = s.offset + index;
+    return philox4x32({static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u},
+                      {static_cast<std::uint32_t>(s.key), static_cast<std::uint32_t>(s.key >> 32)});
+}
+
+void Generator::fill_bits(std::uint32_t* out, std::size_t n) {
+    std::size_t blocks = (n + 3) / 4;
+    State s = skip(blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+        auto bits = block_bits(s, b);
+        for (std::size_t j = 0; j < 4 && 4 * b + j < n; ++j) out[4 * b + j] = bits[j];
+    }
+}
+
+static float to_unit(std::uint32_t x) { return static_cast<float>(x >> 8) * 0x1p-24f; }
+
+void Generator::fill_uniform(float* out, std::size_t n) {
+    std::size_t blocks = (n + 3) / 4;
+    State s = skip(blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+        auto bits = block_bits(s, b);
+        for (std::size_t j = 0; j < 4 && 4 * b + j < n; ++j) out[4 * b + j] = to_unit(bits[j]);
+    }
+}
+
+void Generator::fill_normal(float* out, std::size_t n, float mean, float std) {
+    // Each block gives two pairs (u1, u2), each pair two normals.
+    std::size_t blocks = (n + 3) / 4;
+    State s = skip(blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+        auto bits = block_bits(s, b);
+        for (std::size_t pair = 0; pair < 2; ++pair) {
+            double u1 = (static_cast<double>(bits[2 * pair] >> 8) + 1.0) * 0x1p-24;  // (0, 1]
+            double u2 = static_cast<double>(bits[2 * pair + 1] >> 8) * 0x1p-24;
+            double r = std::sqrt(-2.0 * std::log(u1));
+            double z[2] = {r * std::cos(2.0 * M_PI * u2), r * std::sin(2.0 * M_PI * u2)};
+            for (std::size_t j = 0; j < 2; ++j) {
+                std::size_t i = 4 * b + 2 * pair + j;
+                if (i < n) out[i] = mean + std * static_cast<float>(z[j]);
+            }
+        }
+    }
+}
+
+std::shared_ptr<Generator> default_generator() {
+    static auto shared = std::make_shared<Generator>(0x5EED);
+    return shared;
+}
+
+}  // namespace remat

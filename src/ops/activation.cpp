@@ -1,0 +1,60 @@
+#include "remat/ops/activation.hpp"
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+
+#include "common.hpp"
+
+namespace remat::ops {
+using namespace detail;
+
+namespace {
+constexpr float sqrt_2_over_pi = 0.7978845608028654f;
+constexpr float gelu_cubic = 0.044715f;
+constexpr float inv_sqrt_2 = 0.7071067811865476f;
+constexpr float inv_sqrt_2pi = 0.3989422804014327f;
+
+// Records y = f(x); accumulate(x, y, dy, dx) adds dy · f'(x) into dx.
+template <class Accumulate>
+Var unary(Tensor y, const Var& x, Accumulate accumulate) {
+    if (!ad::should_record(x)) return Var(std::move(y));
+    auto xv = x.shared_value();
+    auto yv = share(std::move(y));
+    return ad::record(ad::OpKind::activation, yv, {x},
+                      [xv, yv, accumulate](const Tensor& dy, ad::Grads& g) { accumulate(*xv, *yv, dy, g[0]); });
+}
+}  // namespace
+
+Var gelu_tanh(const Var& x) {
+    const Tensor& v = x.value();
+    Tensor y = 0.5f * v * (1.0f + xt::tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v)));
+    return unary(std::move(y), x, [](const Tensor& v, const Tensor&, const Tensor& dy, Tensor& dx) {
+        Tensor t = xt::tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v));
+        xt::noalias(dx) +=
+            dy * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * sqrt_2_over_pi * (1.0f + 3.0f * gelu_cubic * v * v));
+    });
+}
+
+Var gelu_erf(const Var& x) {
+    const Tensor& v = x.value();
+    Tensor y = 0.5f * v * (1.0f + xt::erf(v * inv_sqrt_2));
+    return unary(std::move(y), x, [](const Tensor& v, const Tensor&, const Tensor& dy, Tensor& dx) {
+        xt::noalias(dx) += dy * (0.5f * (1.0f + xt::erf(v * inv_sqrt_2)) + v * inv_sqrt_2pi * xt::exp(-0.5f * v * v));
+    });
+}
+
+Var relu(const Var& x) {
+    Tensor y = xt::maximum(x.value(), 0.0f);
+    return unary(std::move(y), x, [](const Tensor& v, const Tensor&, const Tensor& dy, Tensor& dx) {
+        xt::noalias(dx) += xt::where(v > 0.0f, dy, 0.0f);
+    });
+}
+
+Var tanh(const Var& x) {
+    Tensor y = xt::tanh(x.value());
+    return unary(std::move(y), x, [](const Tensor&, const Tensor& y, const Tensor& dy, Tensor& dx) {
+        xt::noalias(dx) += dy * (1.0f - y * y);
+    });
+}
+
+}  // namespace remat::ops

@@ -1,0 +1,27 @@
+#pragma once
+// Helpers shared by op implementations (private to src/).
+#include <memory>
+#include <string>
+
+#include "remat/ad/backend.hpp"
+#include "remat/core/error.hpp"
+
+namespace remat::ops::detail {
+
+inline std::shared_ptr<const Tensor> share(Tensor&& t) { return std::make_shared<const Tensor>(std::move(t)); }
+
+// Product of all dims but the last: the number of rows when the last axis is the feature axis.
+inline std::size_t leading_rows(const Shape& s) {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i + 1 < s.size(); ++i) n *= s[i];
+    return n;
+}
+inline std::size_t last_dim(const Shape& s) { return s.empty() ? 1 : s.back(); }
+
+inline void require_rank_at_least(const char* op, const Var& x, std::size_t rank) {
+    if (x.dim() < rank)
+        throw ShapeError(std::string(op) + ": expected at least " + std::to_string(rank) + " dimensions, got shape " +
+                         to_string(x.shape()));
+}
+
+}  // namespace remat::ops::detail

@@ -1,0 +1,129 @@
+#include "remat/ops/linalg.hpp"
+
+#include "common.hpp"
+#include "gemm.hpp"
+
+namespace remat::ops {
+using namespace detail;
+
+namespace {
+// The geometry of op(a)·op(b) as `batch` products of (M, K)·(K, N).
+struct Product {
+    std::size_t batch = 1, M = 0, K = 0, N = 0;
+    Shape out;
+};
+
+ShapeError product_error(const std::string& why, const Var& a, const Var& b) {
+    return ShapeError("matmul: " + why + ": " + to_string(a.shape()) + " · " + to_string(b.shape()));
+}
+
+Product analyse(const Var& a, const Var& b, bool ta, bool tb) {
+    if (a.dim() < 2 || b.dim() < 2) throw product_error("both operands need at least 2 dimensions", a, b);
+    const Shape& as = a.shape();
+    const Shape& bs = b.shape();
+    Product p;
+    std::size_t kb = tb ? bs[bs.size() - 1] : bs[bs.size() - 2];
+    p.N = tb ? bs[bs.size() - 2] : bs[bs.size() - 1];
+    if (b.dim() == 2 && !ta) {  // a's leading dims flatten into M
+        p.M = leading_rows(as);
+        p.K = as.back();
+        p.out = as;
+    } else {
+        if (a.dim() != b.dim()) throw product_error("batched operands need the same rank", a, b);
+        for (std::size_t i = 0; i + 2 < as.size(); ++i) {
+            if (as[i] != bs[i]) throw product_error("batch dimensions differ", a, b);
+            p.batch *= as[i];
+        }
+        p.M = ta ? as[as.size() - 1] : as[as.size() - 2];
+        p.K = ta ? as[as.size() - 2] : as[as.size() - 1];
+        p.out = as;
+        p.out[p.out.size() - 2] = p.M;
+    }
+    if (p.K != kb) throw product_error("inner dimensions differ", a, b);
+    p.out.back() = p.N;
+    return p;
+}
+}  // namespace
+
+Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
+    const Product p = analyse(a, b, ta, tb);
+    Tensor c = empty(p.out);  // (batch, M, N)
+    const bool b_shared = b.dim() == 2 && !ta;
+    const std::size_t a_step = b_shared ? 0 : p.M * p.K, b_step = b_shared ? 0 : p.K * p.N, c_step = p.M * p.N;
+    for (std::size_t i = 0; i < (b_shared ? 1 : p.batch); ++i)
+        gemm(ta, tb, p.M, p.N, p.K, a.value().data() + i * a_step, b.value().data() + i * b_step, 0.0f,
+             c.data() + i * c_step);
+    if (!ad::should_record(a, b)) return Var(std::move(c));
+    auto av = a.shared_value(), bv = b.shared_value();
+    return ad::record(ad::OpKind::matmul, share(std::move(c)), {a, b},
+                      [av, bv, p, ta, tb, b_shared, a_step, b_step, c_step](const Tensor& dc, ad::Grads& g) {
+                          const std::size_t count = b_shared ? 1 : p.batch;
+                          for (std::size_t i = 0; i < count; ++i) {
+                              const float* A = av->data() + i * a_step;
+                              const float* B = bv->data() + i * b_step;
+                              const float* dC = dc.data() + i * c_step;
+                              if (g.wants(0)) {
+                                  float* dA = g[0].data() + i * a_step;
+                                  if (!ta)
+                                      gemm(false, !tb, p.M, p.K, p.N, dC, B, 1.0f, dA);  // dC·op(B)ᵀ
+                                  else
+                                      gemm(tb, true, p.K, p.M, p.N, B, dC, 1.0f, dA);  // op(B)·dCᵀ
+                              }
+                              if (g.wants(1)) {
+                                  float* dB = g[1].data() + i * b_step;
+                                  if (!tb)
+                                      gemm(!ta, false, p.K, p.N, p.M, A, dC, 1.0f, dB);  // op(A)ᵀ·dC
+                                  else
+                                      gemm(true, ta, p.N, p.K, p.M, dC, A, 1.0f, dB);  // dCᵀ·op(A)
+                              }
+                          }
+                      });
+}
+
+Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout) {
+    const bool in_out = layout == WeightLayout::in_out;
+    if (weight.dim() != 2)
+        throw ShapeError("linear: weight must be 2-d, got " + to_string(weight.shape()));
+    if (x.dim() < 1) throw ShapeError("linear: input must have a feature axis, got a scalar");
+    const std::size_t in = in_out ? weight.shape()[0] : weight.shape()[1];
+    const std::size_t out = in_out ? weight.shape()[1] : weight.shape()[0];
+    if (x.shape().back() != in)
+        throw ShapeError("linear: input features " + to_string(x.shape()) + " do not match weight " +
+                         to_string(weight.shape()) + (in_out ? " (in, out)" : " (out, in)"));
+    const bool has_bias = bias.defined();
+    if (has_bias) check_shape("linear: bias", Shape{out}, bias.shape());
+    const std::size_t M = leading_rows(x.shape());
+
+    Shape ys = x.shape();
+    ys.back() = out;
+    Tensor y = empty(ys);  // (M, out)
+    if (has_bias) {
+        const float* b = bias.value().data();
+        for (std::size_t r = 0; r < M; ++r) std::copy(b, b + out, y.data() + r * out);
+    }
+    gemm(false, !in_out, M, out, in, x.value().data(), weight.value().data(), has_bias ? 1.0f : 0.0f, y.data());
+    if (!(has_bias ? ad::should_record(x, weight, bias) : ad::should_record(x, weight))) return Var(std::move(y));
+
+    auto xv = x.shared_value(), wv = weight.shared_value();
+    std::vector<Var> inputs{x, weight};
+    if (has_bias) inputs.push_back(bias);
+    return ad::record(ad::OpKind::projection, share(std::move(y)), inputs,
+                      [xv, wv, in_out, M, in, out](const Tensor& dy, ad::Grads& g) {
+                          if (g.wants(0)) gemm(false, in_out, M, in, out, dy.data(), wv->data(), 1.0f, g[0].data());
+                          if (g.wants(1)) {
+                              if (in_out)
+                                  gemm(true, false, in, out, M, xv->data(), dy.data(), 1.0f, g[1].data());
+                              else
+                                  gemm(true, false, out, in, M, dy.data(), xv->data(), 1.0f, g[1].data());
+                          }
+                          if (g.size() > 2 && g.wants(2)) {
+                              float* db = g[2].data();
+                              for (std::size_t r = 0; r < M; ++r) {
+                                  const float* row = dy.data() + r * out;
+                                  for (std::size_t j = 0; j < out; ++j) db[j] += row[j];
+                              }
+                          }
+                      });
+}
+
+}  // namespace remat::ops
