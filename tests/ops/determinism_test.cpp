@@ -1,1 +1,75 @@
+// Every kernel gives the same bits on every call — checkpointing's bitwise guarantee rests on it.
 #include <doctest/doctest.h>
+
+#include <cblas.h>
+
+#include <cstring>
+
+#include "op_cases.hpp"
+#include "remat/ad/tape.hpp"
+
+using namespace remat;
+
+namespace {
+bool same_bits(const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Output and every input gradient of sum(op(inputs) ⊙ weights).
+std::vector<Tensor> run(const std::function<Var(const std::vector<Var>&)>& call, std::vector<Tensor>& inputs) {
+    std::vector<Tensor*> wrt;
+    for (auto& t : inputs) wrt.push_back(&t);
+    Tensor output;
+    auto result = ad::gradient(
+        [&] {
+            std::vector<Var> vars;
+            for (auto& t : inputs) vars.push_back(ad::leaf(t));
+            Var y = call(vars);
+            output = y.value();
+            Tensor weights = empty(y.shape());
+            Generator(5).fill_normal(weights.data(), weights.size());
+            return ops::sum(ops::mul(y, Var(std::move(weights))));
+        },
+        wrt);
+    result.grads.push_back(std::move(output));
+    return std::move(result.grads);
+}
+}  // namespace
+
+TEST_CASE("kernels are deterministic") {
+    SUBCASE("every op, called repeatedly") {
+        for (const auto& c : test::op_cases()) {
+            CAPTURE(c.name);
+            auto inputs = test::case_inputs(c, 77);
+            const auto first = run(c.call, inputs);
+            for (int repeat = 0; repeat < 3; ++repeat) {
+                const auto again = run(c.call, inputs);
+                for (std::size_t i = 0; i < first.size(); ++i) CHECK(same_bits(first[i], again[i]));
+            }
+        }
+    }
+
+    SUBCASE("transformer-sized kernels with one and two BLAS threads") {
+        using namespace remat::ops;
+        const int threads = openblas_get_num_threads();
+        auto block = [](const std::vector<Var>& x) {
+            Var h = layer_norm(x[0], x[2], x[3], 1e-5f);
+            h = linear(h, x[1], x[3], WeightLayout::in_out);  // (2, 128, 192)·(192, 192)
+            Var scores = matmul(reshape(h, {2, 128, 192}), reshape(h, {2, 128, 192}), false, true);
+            return gelu_tanh(matmul(softmax(scores, {.causal = true}), h));
+        };
+        test::OpCase c{"block", {{2, 128, 192}, {192, 192}, {192}, {192}}, block};
+        auto inputs = test::case_inputs(c, 3);
+        openblas_set_num_threads(1);
+        const auto one = run(block, inputs);
+        openblas_set_num_threads(2);
+        const auto two = run(block, inputs);
+        const auto again = run(block, inputs);
+        openblas_set_num_threads(threads);
+        for (std::size_t i = 0; i < one.size(); ++i) {
+            CAPTURE(i);
+            CHECK(same_bits(one[i], two[i]));
+            CHECK(same_bits(two[i], again[i]));
+        }
+    }
+}

@@ -1,0 +1,109 @@
+#pragma once
+// The table of every differentiable op: each case names the op, the shapes of its inputs, and how
+// to call it. The gradient and determinism tests run over this one list, so a new op is tested by
+// adding a line here.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "remat/core/random.hpp"
+#include "remat/ops.hpp"
+
+namespace remat::test {
+
+struct OpCase {
+    std::string name;
+    std::vector<Shape> inputs;
+    std::function<Var(const std::vector<Var>&)> call;
+    // Keep inputs at least this far from 0 (ops with a kink there, such as ReLU).
+    float away_from_zero = 0.0f;
+};
+
+inline IdTensor ids(std::initializer_list<std::int64_t> values, std::vector<std::size_t> shape) {
+    IdTensor t = IdTensor::from_shape(shape);
+    std::copy(values.begin(), values.end(), t.begin());
+    return t;
+}
+
+inline std::vector<OpCase> op_cases() {
+    using namespace remat::ops;
+    using V = std::vector<Var>;
+    static const Tensor padding = [] {
+        Tensor m = full(Shape{2, 5}, 1.0f);
+        m(0, 3) = m(0, 4) = 0.0f;
+        m(1, 0) = 0.0f;
+        return m;
+    }();
+    return {
+        {"matmul (M,K)·(K,N)", {{3, 4}, {4, 5}}, [](const V& x) { return matmul(x[0], x[1]); }},
+        {"matmul (B,T,K)·(K,N)", {{2, 3, 4}, {4, 5}}, [](const V& x) { return matmul(x[0], x[1]); }},
+        {"matmul aᵀ·b", {{4, 3}, {4, 5}}, [](const V& x) { return matmul(x[0], x[1], true, false); }},
+        {"matmul a·bᵀ", {{3, 4}, {5, 4}}, [](const V& x) { return matmul(x[0], x[1], false, true); }},
+        {"matmul aᵀ·bᵀ", {{4, 3}, {5, 4}}, [](const V& x) { return matmul(x[0], x[1], true, true); }},
+        {"matmul batched (B,H,T,D)·(B,H,D,T)ᵀ", {{2, 2, 3, 4}, {2, 2, 5, 4}},
+         [](const V& x) { return matmul(x[0], x[1], false, true); }},
+        {"matmul batched aᵀ", {{2, 4, 3}, {2, 4, 5}}, [](const V& x) { return matmul(x[0], x[1], true, false); }},
+        {"linear in_out + bias", {{2, 3, 4}, {4, 5}, {5}},
+         [](const V& x) { return linear(x[0], x[1], x[2], WeightLayout::in_out); }},
+        {"linear out_in + bias", {{2, 3, 4}, {5, 4}, {5}},
+         [](const V& x) { return linear(x[0], x[1], x[2], WeightLayout::out_in); }},
+        {"linear out_in, no bias", {{3, 4}, {5, 4}},
+         [](const V& x) { return linear(x[0], x[1], Var(), WeightLayout::out_in); }},
+        {"add same shape", {{2, 3}, {2, 3}}, [](const V& x) { return add(x[0], x[1]); }},
+        {"add bias row", {{2, 3, 4}, {4}}, [](const V& x) { return add(x[0], x[1]); }},
+        {"sub broadcast both ways", {{2, 1, 4}, {1, 3, 1}}, [](const V& x) { return sub(x[0], x[1]); }},
+        {"mul broadcast both ways", {{2, 1, 4}, {1, 3, 1}}, [](const V& x) { return mul(x[0], x[1]); }},
+        {"mul by a one-element tensor", {{2, 3}, {1}}, [](const V& x) { return mul(x[0], x[1]); }},
+        {"mul of a value with itself", {{2, 3}}, [](const V& x) { return mul(x[0], x[0]); }},
+        {"scale", {{2, 3}}, [](const V& x) { return scale(x[0], -1.5f); }},
+        {"gelu_tanh", {{3, 7}}, [](const V& x) { return gelu_tanh(x[0]); }},
+        {"gelu_erf", {{3, 7}}, [](const V& x) { return gelu_erf(x[0]); }},
+        {"relu", {{3, 7}}, [](const V& x) { return relu(x[0]); }, 0.1f},
+        {"tanh", {{3, 7}}, [](const V& x) { return ops::tanh(x[0]); }},
+        {"softmax", {{3, 6}}, [](const V& x) { return softmax(x[0]); }},
+        {"softmax causal", {{2, 4, 4}}, [](const V& x) { return softmax(x[0], {.causal = true}); }},
+        {"softmax causal, fewer queries than keys", {{2, 3, 5}}, [](const V& x) { return softmax(x[0], {.causal = true}); }},
+        {"softmax key padding (B,H,Tq,Tk)", {{2, 2, 3, 5}},
+         [](const V& x) { return softmax(x[0], {.key_padding = &padding}); }},
+        {"layer_norm", {{2, 3, 6}, {6}, {6}}, [](const V& x) { return layer_norm(x[0], x[1], x[2], 1e-5f); }},
+        {"embedding, repeated ids", {{5, 3}},
+         [](const V& x) { return embedding(x[0], ids({4, 0, 4, 2, 4, 1}, {2, 3})); }},
+        {"dropout p=0.3", {{4, 9}},
+         [](const V& x) {
+             Generator g(11);  // the same mask on every evaluation
+             return dropout(x[0], 0.3f, g);
+         }},
+        {"reshape with -1", {{2, 3, 4}}, [](const V& x) { return reshape(x[0], {4, -1}); }},
+        {"permute", {{2, 3, 4}}, [](const V& x) { return permute(x[0], {2, 0, 1}); }},
+        {"transpose", {{2, 3, 4}}, [](const V& x) { return transpose(x[0], 0, 2); }},
+        {"slice_last", {{2, 3, 6}}, [](const V& x) { return slice_last(x[0], 1, 4); }},
+        {"split_last", {{2, 9}},
+         [](const V& x) {
+             auto parts = split_last(x[0], {3, 3, 3});
+             return mul(add(parts[0], parts[1]), parts[2]);
+         }},
+        {"concat_last", {{2, 3}, {2, 2}, {2, 1}}, [](const V& x) { return concat_last({x[0], x[1], x[2], x[0]}); }},
+        {"sum", {{3, 4}}, [](const V& x) { return sum(x[0]); }},
+        {"mean", {{3, 4}}, [](const V& x) { return mean(x[0]); }},
+        {"cross_entropy, ignore_index", {{2, 3, 5}},
+         [](const V& x) { return cross_entropy(x[0], ids({1, -100, 4, 0, 2, -100}, {2, 3})); }},
+        {"mse", {{3, 4}, {3, 4}}, [](const V& x) { return mse(x[0], x[1]); }},
+    };
+}
+
+// Inputs for a case: normal(0, 1), seeded, pushed away from zero when asked.
+inline std::vector<Tensor> case_inputs(const OpCase& c, std::uint64_t seed) {
+    std::vector<Tensor> inputs;
+    Generator g(seed);
+    for (const Shape& s : c.inputs) {
+        Tensor t = empty(s);
+        g.fill_normal(t.data(), t.size());
+        if (c.away_from_zero > 0)
+            for (float& v : t) v = v >= 0 ? v + c.away_from_zero : v - c.away_from_zero;
+        inputs.push_back(std::move(t));
+    }
+    return inputs;
+}
+
+}  // namespace remat::test
