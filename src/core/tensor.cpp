@@ -24,6 +24,12 @@ std::size_t element_count(const Shape& shape) {
     return n;
 }
 
+void Error::prepend_path(std::string_view segment) {
+    if (segment.empty()) return;
+    path_ = path_.empty() ? std::string(segment) : std::string(segment) + "." + path_;
+    what_ = path_ + ": " + message_;
+}
+
 void check_shape(const std::string& what, const Shape& expected, const Shape& actual) {
     if (expected != actual)
         throw ShapeError(what + ": expected " + to_string(expected) + ", got " + to_string(actual));
