@@ -8,3 +8,13 @@ namespace remat::ops {
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps);
 
 }  // namespace remat::ops
+
+namespace remat::ops {
+
+// Batch norm as in training, over x (N, C): each feature normalised with the batch's mean and
+// biased variance, then y = x̂ · gamma + beta. The batch statistics (C,) are written to batch_mean
+// and batch_var (biased) when given, for the caller's running averages.
+Var batch_norm(const Var& x, const Var& gamma, const Var& beta, float eps, Tensor* batch_mean = nullptr,
+               Tensor* batch_var = nullptr);
+
+}  // namespace remat::ops

@@ -1,0 +1,27 @@
+#pragma once
+// Multi-head self-attention:
+//   q, k, v = split(in_proj(x)); per head: softmax(q·kᵀ / √D, masks) · v; out_proj(concat heads)
+// x (B, T, C) -> (B, T, C), H heads of D = C / H. The functional core is shared by the GPT-2 and
+// BERT blocks, whose projections have HuggingFace's names.
+#include "remat/layers/dropout.hpp"
+#include "remat/layers/linear.hpp"
+#include "remat/ops/softmax.hpp"
+
+namespace remat::nn {
+
+// qkv (B, T, 3C) with q, k, v in that order -> (B, T, C). Attention probabilities go through
+// `dropout` (may be null) as HF applies attn_pdrop.
+Var self_attention(const Var& qkv, std::size_t n_head, const ops::SoftmaxMask& mask, const Dropout* dropout);
+
+struct MultiHeadAttention {
+    BOOST_HANA_DEFINE_STRUCT(MultiHeadAttention, (Linear, in_proj), (Linear, out_proj), (Dropout, dropout),
+                             (std::size_t, n_head), (bool, causal));
+    static constexpr const char* name = "MultiHeadAttention";
+
+    static MultiHeadAttention create(std::size_t features, std::size_t n_head, Generator& rng, bool causal = false,
+                                     float dropout_p = 0.0f);
+    // key_padding (B, T): 1 attend, 0 padding — HF's attention_mask.
+    Var operator()(const Var& x, const Tensor* key_padding = nullptr) const;
+};
+
+}  // namespace remat::nn

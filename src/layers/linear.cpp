@@ -1,0 +1,37 @@
+#include "remat/layers/linear.hpp"
+
+#include "remat/layers/init.hpp"
+#include "remat/ops/linalg.hpp"
+
+namespace remat::nn {
+
+Linear Linear::create(std::size_t in, std::size_t out, Generator& rng, bool with_bias) {
+    Linear l{Param{init::glorot_uniform(Shape{out, in}, rng)}, std::nullopt};
+    if (with_bias) l.bias = Param{zeros(Shape{out})};
+    return l;
+}
+
+std::string Linear::describe() const {
+    return "Linear(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) +
+           (bias ? "" : ", no bias") + ")";
+}
+
+Var Linear::operator()(const Var& x) const {
+    check_features("Linear", x, in_features());
+    return ops::linear(x, leaf(weight), bias ? leaf(*bias) : Var(), ops::WeightLayout::out_in);
+}
+
+Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std) {
+    return {Param{init::normal(Shape{in, out}, std, rng)}, Param{zeros(Shape{out})}};
+}
+
+std::string Conv1D::describe() const {
+    return "Conv1D(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) + ")";
+}
+
+Var Conv1D::operator()(const Var& x) const {
+    check_features("Conv1D", x, in_features());
+    return ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
+}
+
+}  // namespace remat::nn

@@ -1,0 +1,174 @@
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "remat/layers.hpp"
+#include "remat/tree/parameters.hpp"
+#include "remat/tree/show.hpp"
+#include "remat/tree/walk.hpp"
+
+using namespace remat;
+
+namespace {
+// A transformer-shaped toy: class templates over their child types, as models are.
+template <class Attn, class Mlp>
+struct Block {
+    BOOST_HANA_DEFINE_STRUCT(Block, (nn::LayerNorm, ln_1), (Attn, attn), (Mlp, mlp), (float, scale));
+    static constexpr const char* name = "Block";
+};
+template <class Attn, class Mlp>
+Block(nn::LayerNorm, Attn, Mlp, float) -> Block<Attn, Mlp>;
+
+template <class B>
+struct Model {
+    BOOST_HANA_DEFINE_STRUCT(Model, (nn::Embedding, wte), (std::vector<B>, h), (std::optional<nn::LayerNorm>, ln_f),
+                             (int, n_layer));
+    static constexpr const char* name = "Model";
+};
+template <class B>
+Model(nn::Embedding, std::vector<B>, std::optional<nn::LayerNorm>, int) -> Model<B>;
+
+// A transparent wrapper, as Checkpointed<T> is: it adds no path segment.
+template <class T>
+struct Wrapped {
+    BOOST_HANA_DEFINE_STRUCT(Wrapped, (T, inner));
+    static constexpr bool transparent = true;
+};
+template <class T>
+Wrapped(T) -> Wrapped<T>;
+
+auto make_model(std::size_t layers = 3) {
+    Generator rng(1);
+    using Mlp = nn::Chain<nn::Linear, nn::GeluTanh, nn::Linear>;
+    using B = Block<nn::MultiHeadAttention, Mlp>;
+    std::vector<B> h;
+    for (std::size_t i = 0; i < layers; ++i)
+        h.push_back(B{nn::LayerNorm::create(8), nn::MultiHeadAttention::create(8, 2, rng, true),
+                      nn::chain(nn::Linear::create(8, 16, rng), nn::gelu_tanh, nn::Linear::create(16, 8, rng)), 0.5f});
+    return Model<B>{nn::Embedding::create(11, 8, rng), std::move(h), nn::LayerNorm::create(8, 1e-6f), 3};
+}
+}  // namespace
+
+TEST_CASE("traversal") {
+    auto model = make_model();
+
+    SUBCASE("visits every parameter exactly once, with its dotted path") {
+        auto named = tree::named_parameters(model);
+        std::vector<std::string> paths;
+        for (auto& [path, p] : named) paths.push_back(path);
+        const std::vector<std::string> first_block = {
+            "h.0.ln_1.weight",         "h.0.ln_1.bias",          "h.0.attn.in_proj.weight", "h.0.attn.in_proj.bias",
+            "h.0.attn.out_proj.weight", "h.0.attn.out_proj.bias", "h.0.mlp.layers.0.weight", "h.0.mlp.layers.0.bias",
+            "h.0.mlp.layers.2.weight", "h.0.mlp.layers.2.bias"};
+        REQUIRE(paths.size() == 1 + 3 * 10 + 2);
+        CHECK(paths.front() == "wte.weight");
+        CHECK(std::vector<std::string>(paths.begin() + 1, paths.begin() + 11) == first_block);
+        CHECK(paths[21] == "h.2.ln_1.weight");
+        CHECK(paths.back() == "ln_f.bias");
+        std::set<const Param*> distinct;
+        for (auto& [path, p] : named) distinct.insert(p);
+        CHECK(distinct.size() == paths.size());
+        // 11·8 + 3·(2·8 + (8·24 + 24) + (8·8 + 8) + (8·16 + 16) + (16·8 + 8)) + 2·8
+        CHECK(tree::count_parameters(model) == 88 + 3 * (16 + 216 + 72 + 144 + 136) + 16);
+    }
+
+    SUBCASE("an empty optional has no parameters") {
+        model.ln_f.reset();
+        CHECK(tree::named_parameters(model).back().first == "h.2.mlp.layers.2.bias");
+    }
+
+    SUBCASE("postwalk wraps blocks, changing the model's type, keeping values, paths and scalars") {
+        using B = std::decay_t<decltype(model.h[0])>;
+        const auto before = tree::named_parameters(model);
+        std::vector<std::string> paths_before;
+        for (auto& [path, p] : before) paths_before.push_back(path);
+        const float w = model.h[1].attn.in_proj.weight.value(2, 3);
+        const float* storage = model.h[1].attn.in_proj.weight.value.data();
+        std::vector<std::string> wrapped_at;
+        auto wrapped = tree::postwalk(
+            [&](auto&& node, const std::string& path) {
+                if constexpr (std::is_same_v<tree::bare<decltype(node)>, B>) {
+                    wrapped_at.push_back(path);
+                    return Wrapped{std::move(node)};
+                } else {
+                    return std::move(node);
+                }
+            },
+            std::move(model));
+        static_assert(std::is_same_v<decltype(wrapped), Model<Wrapped<B>>>);
+        CHECK(wrapped_at == std::vector<std::string>{"h.0", "h.1", "h.2"});
+        CHECK(wrapped.h[1].inner.attn.in_proj.weight.value(2, 3) == w);
+        CHECK(wrapped.h[1].inner.attn.in_proj.weight.value.data() == storage);  // moved, never copied
+        CHECK(wrapped.h[2].inner.scale == 0.5f);
+        CHECK(wrapped.n_layer == 3);
+        CHECK(wrapped.ln_f->eps == 1e-6f);
+        std::vector<std::string> paths_after;
+        for (auto& [path, p] : tree::named_parameters(wrapped)) paths_after.push_back(path);
+        CHECK(paths_after == paths_before);
+
+        // And back: unwrapping restores the original type.
+        auto unwrapped = tree::postwalk(
+            [](auto&& node) {
+                if constexpr (std::is_same_v<tree::bare<decltype(node)>, Wrapped<B>>)
+                    return std::move(node.inner);
+                else
+                    return std::move(node);
+            },
+            std::move(wrapped));
+        static_assert(std::is_same_v<decltype(unwrapped), Model<B>>);
+        CHECK(unwrapped.h[1].attn.in_proj.weight.value.data() == storage);
+    }
+
+    SUBCASE("prewalk sees a node before its children") {
+        std::vector<std::string> order;
+        auto same = tree::prewalk(
+            [&](auto&& node, const std::string& path) {
+                if constexpr (tree::is_struct<decltype(node)>) order.push_back(path);
+                return std::move(node);
+            },
+            std::move(model));
+        CHECK(order[0] == "");
+        CHECK(order[1] == "wte");
+        CHECK(order[2] == "h.0");
+        CHECK(order[3] == "h.0.ln_1");
+        CHECK(same.n_layer == 3);
+    }
+
+    SUBCASE("fmap rewrites leaves") {
+        auto doubled = tree::fmap(
+            [](auto&& leaf) {
+                if constexpr (tree::is_param<decltype(leaf)>) leaf.value *= 2.0f;
+                return std::move(leaf);
+            },
+            std::move(model));
+        CHECK(doubled.ln_f->weight.value(0) == 2.0f);
+    }
+
+    SUBCASE("map_leaves builds a mirror from a const model without touching it") {
+        const auto& m = model;
+        auto shapes = tree::map_leaves(m, [](const auto& leaf) {
+            if constexpr (tree::is_param<decltype(leaf)>)
+                return Param{zeros(leaf.shape())};
+            else
+                return leaf;
+        });
+        static_assert(std::is_same_v<decltype(shapes), decltype(model)>);
+        CHECK(std::get<0>(shapes.h[0].mlp.layers).weight.shape() == std::get<0>(model.h[0].mlp.layers).weight.shape());
+        CHECK(shapes.h[0].ln_1.weight.value(0) == 0.0f);
+        CHECK(model.h[0].ln_1.weight.value(0) == 1.0f);
+    }
+
+    SUBCASE("printing") {
+        const std::string text = tree::summary(model);
+        CHECK(text.find("Model(\n") == 0);
+        CHECK(text.find("  wte: Embedding(11 => 8)") != std::string::npos);
+        CHECK(text.find("  h: [\n") != std::string::npos);
+        CHECK(text.find("    0: Block(\n") != std::string::npos);
+        CHECK(text.find("      mlp: Chain(\n        layers.0: Linear(8 => 16)") != std::string::npos);
+        CHECK(text.find("        layers.1: gelu_tanh\n") != std::string::npos);
+        CHECK(text.find("        causal: true\n") != std::string::npos);
+        CHECK(text.find("# 136 parameters") != std::string::npos);
+        CHECK(text.find("total: 33 arrays, " + std::to_string(tree::count_parameters(model)) + " parameters") !=
+              std::string::npos);
+    }
+}
