@@ -122,7 +122,9 @@ template <class T>
 struct rebuild {
     template <class... M>
     static T from(M&&... members) {
-        static_assert((std::is_constructible_v<M, M&&> && ...));
+        static_assert(requires { T{std::declval<M>()...}; },
+                      "remat::tree: a walk changed the type of a member of a struct that is not a class template; "
+                      "make that member's type a template parameter of the struct");
         return T{std::forward<M>(members)...};
     }
 };
@@ -130,6 +132,9 @@ template <template <class...> class Template, class... Args>
 struct rebuild<Template<Args...>> {
     template <class... M>
     static auto from(M&&... members) {
+        static_assert(requires { Template{std::declval<M>()...}; },
+                      "remat::tree: cannot rebuild a class template from its rewritten members: a member whose type "
+                      "changed is not a template parameter, or the template lacks a deduction guide");
         return Template{std::forward<M>(members)...};
     }
 };
