@@ -98,6 +98,9 @@ TEST_CASE("Embedding") {
     ids(0, 1) = 6;
     CHECK_THROWS_WITH_AS(e(ids), doctest::Contains("id 6 at position 1 is out of range for a vocabulary of 6"), ValueError);
     CHECK_THROWS_AS(e(IdTensor::from_shape({0})), ValueError);
+    ids(0, 1) = 2;
+    // The input is ids, not a differentiable tensor: check the weight's gradient alone.
+    check_gradients(e, zeros(Shape{1}), [&](auto& layer, const Var& unused) { return layer(ids) + unused; });
 }
 
 TEST_CASE("LayerNorm") {
@@ -211,6 +214,13 @@ TEST_CASE("Dropout") {
         CHECK(mask_of(d) != x);
     }
     CHECK_THROWS_AS(nn::Dropout::create(1.5f), ValueError);
+    SUBCASE("gradient: the same mask scales the gradient") {
+        auto d = nn::Dropout::create(0.4f, std::make_shared<Generator>(3));
+        check_gradients(d, randn({6, 5}, 1), [](auto& layer, const Var& x) {
+            layer.rng->seed(3);  // every evaluation draws the same mask
+            return layer(x);
+        });
+    }
     ad::default_tape().reset();
 }
 

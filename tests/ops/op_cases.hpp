@@ -67,6 +67,7 @@ inline std::vector<OpCase> op_cases() {
         {"softmax key padding (B,H,Tq,Tk)", {{2, 2, 3, 5}},
          [](const V& x) { return softmax(x[0], {.key_padding = &padding}); }},
         {"layer_norm", {{2, 3, 6}, {6}, {6}}, [](const V& x) { return layer_norm(x[0], x[1], x[2], 1e-5f); }},
+        {"batch_norm (training)", {{5, 3}, {3}, {3}}, [](const V& x) { return batch_norm(x[0], x[1], x[2], 1e-5f); }},
         {"embedding, repeated ids", {{5, 3}},
          [](const V& x) { return embedding(x[0], ids({4, 0, 4, 2, 4, 1}, {2, 3})); }},
         {"dropout p=0.3", {{4, 9}},

@@ -72,6 +72,15 @@ TEST_CASE("traversal") {
         CHECK(tree::count_parameters(model) == 88 + 3 * (16 + 216 + 72 + 144 + 136) + 16);
     }
 
+    SUBCASE("children") {
+        auto [wte, h, ln_f, n_layer] = tree::children(model);
+        CHECK(&h == &model.h);
+        CHECK(n_layer == 3);
+        CHECK(tree::child_segments(model) == std::vector<std::string>{"wte", "h", "ln_f", "n_layer"});
+        CHECK(tree::child_segments(model.h) == std::vector<std::string>{"0", "1", "2"});
+        CHECK(std::tuple_size_v<decltype(tree::children(model.n_layer))> == 0);
+    }
+
     SUBCASE("an empty optional has no parameters") {
         model.ln_f.reset();
         CHECK(tree::named_parameters(model).back().first == "h.2.mlp.layers.2.bias");

@@ -185,3 +185,30 @@ auto fmap_children(X&& x, F&& f, std::string_view path = "") {
 }
 
 }  // namespace remat::tree
+
+namespace remat::tree {
+
+// Functors.jl's children: a node's children by reference — a std::tuple of references for a struct
+// or a tuple, the container itself for a vector or an optional, an empty tuple for a leaf. Their
+// path segments, in the same order, come from child_segments(x).
+template <class X>
+decltype(auto) children(X& x) {
+    using T = bare<X>;
+    if constexpr (is_struct<T>)
+        return hana::unpack(hana::accessors<T>(), [&](auto... pairs) { return std::tie(hana::second(pairs)(x)...); });
+    else if constexpr (is_tuple<T>)
+        return std::apply([](auto&... e) { return std::tie(e...); }, x);
+    else if constexpr (is_vector<T> || is_optional<T>)
+        return (x);
+    else
+        return std::tuple<>();
+}
+
+template <class X>
+std::vector<std::string> child_segments(X& x) {
+    std::vector<std::string> segments;
+    for_each_child(x, [&](const std::string& segment, auto&) { segments.push_back(segment); });
+    return segments;
+}
+
+}  // namespace remat::tree
