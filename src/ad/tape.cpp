@@ -80,24 +80,57 @@ Var Tape::record(OpKind kind, std::shared_ptr<const Tensor> output, const std::v
     return Var(std::move(output)).with_slot(slot, epoch_);
 }
 
-Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs) {
+Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
     if (!recording()) return f(inputs);
     for (const Var& v : inputs) check_current(v, "checkpointed");
-    Var out;
-    {
-        ++checkpoint_forward_depth_;
-        OnExit restore{[this] { --checkpoint_forward_depth_; }};
-        out = f(inputs);
-    }
-    // Recorded even when no input requires gradient: the region's parameters do.
     Node node;
     node.kind = OpKind::checkpoint;
+    node.keep = keep;
+    Var out;
+    {
+        regions_.push_back(Region{keep, &node.kept});
+        OnExit pop{[this] { regions_.pop_back(); }};
+        if (checkpoint_check_) {
+            // Record the forward only to note what it does, then drop it.
+            const std::size_t node_mark = nodes_.size(), slot_mark = slots_.size();
+            OnExit discard{[&] { truncate(node_mark, slot_mark); }};
+            out = f(inputs);
+            node.signature = signature_since(node_mark);
+            node.signature.emplace_back(OpKind::checkpoint, out.shape());  // marks "checked"
+            out = Var(out.shared_value());
+        } else {
+            ++checkpoint_forward_depth_;
+            OnExit restore{[this] { --checkpoint_forward_depth_; }};
+            out = f(inputs);
+        }
+    }
+    // Recorded even when no input requires gradient: the region's parameters do.
     node.output = new_slot(out.shape(), nullptr);
     node.checkpoint = std::move(f);
     node.checkpoint_inputs = std::move(inputs);
     auto slot = node.output;
     nodes_.push_back(std::move(node));
     return Var(out.shared_value()).with_slot(slot, epoch_);
+}
+
+std::shared_ptr<const Tensor> Tape::reuse(OpKind kind) {
+    if (regions_.empty()) return nullptr;
+    Region& r = regions_.back();
+    if (!r.replaying || !r.keep.contains(kind) || r.next >= r.kept->size()) return nullptr;
+    return (*r.kept)[r.next++];
+}
+
+void Tape::keep(OpKind kind, const std::shared_ptr<const Tensor>& output) {
+    if (regions_.empty()) return;
+    Region& r = regions_.back();
+    if (!r.replaying && r.keep.contains(kind)) r.kept->push_back(output);
+}
+
+std::vector<std::pair<OpKind, Shape>> Tape::signature_since(std::size_t first_node) const {
+    std::vector<std::pair<OpKind, Shape>> signature;
+    for (std::size_t n = first_node; n < nodes_.size(); ++n)
+        signature.emplace_back(nodes_[n].kind, slots_[static_cast<std::size_t>(nodes_[n].output)].shape);
+    return signature;
 }
 
 void Tape::backward(const Var& loss) {
@@ -132,9 +165,30 @@ void Tape::run_pullback(std::size_t n) {
     node.pullback(*gradient_buffer(node.output), grads);
 }
 
+namespace {
+std::string describe(const std::vector<std::pair<OpKind, Shape>>& signature, std::size_t i) {
+    if (i >= signature.size()) return "nothing";
+    return std::string(name(signature[i].first)) + " " + to_string(signature[i].second);
+}
+
+// Throws naming the first op where the recomputation departs from the forward.
+void compare(const std::vector<std::pair<OpKind, Shape>>& forward, const std::vector<std::pair<OpKind, Shape>>& again) {
+    const std::size_t n = std::max(forward.size(), again.size());
+    for (std::size_t i = 0; i < n; ++i)
+        if (i >= forward.size() || i >= again.size() || forward[i] != again[i])
+            throw std::logic_error("checkpoint check: the recomputation differs from the forward at op " +
+                                   std::to_string(i) + ": the forward recorded " + describe(forward, i) +
+                                   ", the recomputation " + describe(again, i) +
+                                   " (does the region depend on state that changed since the forward?)");
+}
+}  // namespace
+
 void Tape::recompute(std::size_t n) {
     CheckpointFn f = std::move(nodes_[n].checkpoint);
     std::vector<Var> inputs = std::move(nodes_[n].checkpoint_inputs);
+    std::vector<std::shared_ptr<const Tensor>> kept = std::move(nodes_[n].kept);
+    const auto signature = std::move(nodes_[n].signature);
+    const KindSet keep = nodes_[n].keep;
     const std::int64_t out_slot = nodes_[n].output;
     const std::size_t node_mark = nodes_.size(), slot_mark = slots_.size();
     ++recompute_depth_;
@@ -142,8 +196,19 @@ void Tape::recompute(std::size_t n) {
         truncate(node_mark, slot_mark);
         --recompute_depth_;
     }};
-    Var y = f(inputs);
+    Var y;
+    {
+        regions_.push_back(Region{keep, &kept, 0, true});
+        OnExit pop{[this] { regions_.pop_back(); }};
+        y = f(inputs);
+    }
     check_current(y, "checkpointed region");
+    if (!signature.empty()) {
+        auto again = signature_since(node_mark);
+        again.emplace_back(OpKind::checkpoint, y.shape());
+        compare(signature, again);
+    }
+    kept.clear();  // handed back; free them before backpropagating
     if (!y.requires_grad()) return;
     if (static_cast<std::size_t>(y.slot()) >= slot_mark) {
         // Bind the recomputed output to the gradient that reached the checkpoint node.
@@ -164,6 +229,7 @@ void Tape::release(std::size_t n) {
     node.pullback = nullptr;
     node.checkpoint = nullptr;
     node.checkpoint_inputs.clear();
+    node.kept.clear();
     slots_[static_cast<std::size_t>(node.output)].grad.reset();
 }
 

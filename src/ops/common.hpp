@@ -24,4 +24,17 @@ inline void require_rank_at_least(const char* op, const Var& x, std::size_t rank
                          to_string(x.shape()));
 }
 
+// Selective checkpointing: the output the region's forward kept for this op, or a fresh one.
+template <class Compute>
+std::shared_ptr<const Tensor> kept_or_compute(ad::OpKind kind, const Shape& shape, Compute&& compute) {
+    ad::Backend& backend = ad::current();
+    if (auto kept = backend.reuse(kind)) {
+        check_shape(std::string("recomputation of a kept ") + std::string(ad::name(kind)) + " output", shape, kept->shape());
+        return kept;
+    }
+    auto out = share(compute());
+    backend.keep(kind, out);
+    return out;
+}
+
 }  // namespace remat::ops::detail

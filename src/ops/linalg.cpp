@@ -47,15 +47,18 @@ Product analyse(const Var& a, const Var& b, bool ta, bool tb) {
 
 Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
     const Product p = analyse(a, b, ta, tb);
-    Tensor c = empty(p.out);  // (batch, M, N)
     const bool b_shared = b.dim() == 2 && !ta;
     const std::size_t a_step = b_shared ? 0 : p.M * p.K, b_step = b_shared ? 0 : p.K * p.N, c_step = p.M * p.N;
-    for (std::size_t i = 0; i < (b_shared ? 1 : p.batch); ++i)
-        gemm(ta, tb, p.M, p.N, p.K, a.value().data() + i * a_step, b.value().data() + i * b_step, 0.0f,
-             c.data() + i * c_step);
+    std::shared_ptr<const Tensor> c = kept_or_compute(ad::OpKind::matmul, p.out, [&] {
+        Tensor out = empty(p.out);  // (batch, M, N)
+        for (std::size_t i = 0; i < (b_shared ? 1 : p.batch); ++i)
+            gemm(ta, tb, p.M, p.N, p.K, a.value().data() + i * a_step, b.value().data() + i * b_step, 0.0f,
+                 out.data() + i * c_step);
+        return out;
+    });
     if (!ad::should_record(a, b)) return Var(std::move(c));
     auto av = a.shared_value(), bv = b.shared_value();
-    return ad::record(ad::OpKind::matmul, share(std::move(c)), {a, b},
+    return ad::record(ad::OpKind::matmul, std::move(c), {a, b},
                       [av, bv, p, ta, tb, b_shared, a_step, b_step, c_step](const Tensor& dc, ad::Grads& g) {
                           const std::size_t count = b_shared ? 1 : p.batch;
                           for (std::size_t i = 0; i < count; ++i) {
@@ -96,18 +99,21 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
 
     Shape ys = x.shape();
     ys.back() = out;
-    Tensor y = empty(ys);  // (M, out)
-    if (has_bias) {
-        const float* b = bias.value().data();
-        for (std::size_t r = 0; r < M; ++r) std::copy(b, b + out, y.data() + r * out);
-    }
-    gemm(false, !in_out, M, out, in, x.value().data(), weight.value().data(), has_bias ? 1.0f : 0.0f, y.data());
+    std::shared_ptr<const Tensor> y = kept_or_compute(ad::OpKind::projection, ys, [&] {
+        Tensor y = empty(ys);  // (M, out)
+        if (has_bias) {
+            const float* b = bias.value().data();
+            for (std::size_t r = 0; r < M; ++r) std::copy(b, b + out, y.data() + r * out);
+        }
+        gemm(false, !in_out, M, out, in, x.value().data(), weight.value().data(), has_bias ? 1.0f : 0.0f, y.data());
+        return y;
+    });
     if (!(has_bias ? ad::should_record(x, weight, bias) : ad::should_record(x, weight))) return Var(std::move(y));
 
     auto xv = x.shared_value(), wv = weight.shared_value();
     std::vector<Var> inputs{x, weight};
     if (has_bias) inputs.push_back(bias);
-    return ad::record(ad::OpKind::projection, share(std::move(y)), inputs,
+    return ad::record(ad::OpKind::projection, std::move(y), inputs,
                       [xv, wv, in_out, M, in, out](const Tensor& dy, ad::Grads& g) {
                           if (g.wants(0)) gemm(false, in_out, M, in, out, dy.data(), wv->data(), 1.0f, g[0].data());
                           if (g.wants(1)) {

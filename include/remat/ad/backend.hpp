@@ -7,6 +7,7 @@
 // recorded *op* (never per element) costs nothing measurable next to the kernels.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,22 @@ enum class OpKind : std::uint8_t {
     checkpoint,   // a checkpointed region
 };
 std::string_view name(OpKind kind);
+
+// A set of op kinds (selective checkpointing keeps the outputs of these).
+class KindSet {
+public:
+    constexpr KindSet() = default;
+    constexpr KindSet(std::initializer_list<OpKind> kinds) {
+        for (OpKind k : kinds) bits_ |= bit(k);
+    }
+    constexpr bool contains(OpKind k) const { return (bits_ & bit(k)) != 0; }
+    constexpr bool empty() const { return bits_ == 0; }
+    constexpr bool operator==(const KindSet&) const = default;
+
+private:
+    static constexpr std::uint32_t bit(OpKind k) { return 1u << static_cast<unsigned>(k); }
+    std::uint32_t bits_ = 0;
+};
 
 // The gradient buffers of an op's inputs, handed to its pullback. grads[i] is already allocated
 // (zero on first use); a pullback *adds* into it — one accumulation path, so the bits of a sum never
@@ -76,9 +93,16 @@ public:
     // Records an op whose output is `output`; returns it as a Var.
     virtual Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                        Pullback pullback) = 0;
-    // Runs f without recording and keeps only `inputs`; on backward, recomputes f with recording
-    // and backpropagates through it. Without recording, simply f(inputs).
-    virtual Var checkpointed(CheckpointFn f, std::vector<Var> inputs) = 0;
+    // Runs f without recording and keeps only `inputs` — and the outputs of ops whose kind is in
+    // `keep` (selective checkpointing); on backward, recomputes f with recording (handing the kept
+    // outputs back instead of recomputing them) and backpropagates through it. Without recording,
+    // simply f(inputs).
+    virtual Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) = 0;
+    // For ops of kinds that selective checkpointing may keep: before computing, ask for the output
+    // kept by the forward (non-null only while recomputing a region that keeps `kind`); after
+    // computing, offer the output to be kept.
+    virtual std::shared_ptr<const Tensor> reuse(OpKind kind) = 0;
+    virtual void keep(OpKind kind, const std::shared_ptr<const Tensor>& output) = 0;
     // The value of the scalar loss() and its gradient with respect to each tensor in wrt (read
     // through leaf() inside loss()). Gradient mode is enabled for the call.
     virtual Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) = 0;
@@ -116,8 +140,8 @@ struct NoGrad : GradMode {
 };
 
 inline Var leaf(const Tensor& tensor) { return current().leaf(tensor); }
-inline Var checkpointed(CheckpointFn f, std::vector<Var> inputs) {
-    return current().checkpointed(std::move(f), std::move(inputs));
+inline Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) {
+    return current().checkpointed(std::move(f), std::move(inputs), keep);
 }
 inline Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) {
     return current().gradient(loss, wrt);

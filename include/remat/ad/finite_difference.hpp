@@ -21,7 +21,9 @@ public:
     Var leaf(const Tensor& tensor) override;
     Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                Pullback pullback) override;
-    Var checkpointed(CheckpointFn f, std::vector<Var> inputs) override { return f(inputs); }
+    Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet) override { return f(inputs); }
+    std::shared_ptr<const Tensor> reuse(OpKind) override { return nullptr; }
+    void keep(OpKind, const std::shared_ptr<const Tensor>&) override {}
     Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) override;
 
     float step() const { return step_; }

@@ -26,7 +26,9 @@ public:
     Var leaf(const Tensor& tensor) override;
     Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                Pullback pullback) override;
-    Var checkpointed(CheckpointFn f, std::vector<Var> inputs) override;
+    Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) override;
+    std::shared_ptr<const Tensor> reuse(OpKind kind) override;
+    void keep(OpKind kind, const std::shared_ptr<const Tensor>& output) override;
     Gradient gradient(const std::function<Var()>& loss, std::span<Tensor* const> wrt) override;
 
     // Backpropagates from a one-element loss, adding into the leaves' gradients, then clears the
@@ -40,6 +42,13 @@ public:
     void clear_grads();
     // Discards what has been recorded (e.g. after a forward pass whose result is not needed).
     void reset();
+
+    // Debug check (off by default, on in the tests), like PyTorch's determinism_check: a
+    // checkpoint's forward is recorded (then discarded) to note each op's kind and output shape, and
+    // its recomputation must record the same sequence — otherwise std::logic_error names the first
+    // op that differs. Costs the memory checkpointing would save; for debugging only.
+    void set_checkpoint_check(bool enabled) { checkpoint_check_ = enabled; }
+    bool checkpoint_check() const { return checkpoint_check_; }
 
     // Introspection for tests and debugging.
     std::size_t node_count() const { return nodes_.size(); }
@@ -56,8 +65,18 @@ private:
         std::vector<std::int64_t> inputs;  // slots; -1 for inputs that need no gradient
         std::int64_t output = -1;
         Pullback pullback;
-        CheckpointFn checkpoint;  // set for checkpoint nodes, together with checkpoint_inputs
+        CheckpointFn checkpoint;  // set for checkpoint nodes, together with the fields below
         std::vector<Var> checkpoint_inputs;
+        KindSet keep;
+        std::vector<std::shared_ptr<const Tensor>> kept;    // selective: outputs kept by the forward
+        std::vector<std::pair<OpKind, Shape>> signature;  // debug check: what the forward recorded
+    };
+    // The innermost checkpointed region being run: where keep() stores and reuse() takes from.
+    struct Region {
+        KindSet keep;
+        std::vector<std::shared_ptr<const Tensor>>* kept;
+        std::size_t next = 0;  // recomputation: the next kept output to hand back
+        bool replaying = false;
     };
 
     std::int64_t new_slot(const Shape& shape, const Tensor* leaf_key);
@@ -69,6 +88,7 @@ private:
     void recompute(std::size_t n);
     void release(std::size_t n);
     void truncate(std::size_t node_count, std::size_t slot_count);
+    std::vector<std::pair<OpKind, Shape>> signature_since(std::size_t first_node) const;
 
     std::vector<Node> nodes_;
     std::vector<Slot> slots_;
@@ -78,6 +98,8 @@ private:
     bool grad_enabled_ = true;
     int checkpoint_forward_depth_ = 0;
     int recompute_depth_ = 0;
+    bool checkpoint_check_ = false;
+    std::vector<Region> regions_;
 };
 
 // This thread's default backend.

@@ -1,0 +1,229 @@
+#pragma once
+// Exact gradient checkpointing.
+//
+//   auto model = set_checkpointing(std::move(plain), Policy::parse("sqrt"));
+//
+// wraps every block (a layer type that declares `static constexpr bool is_block = true`) in a
+// transparent Checkpointed<T>; the policy decides which wrappers are active. An active one keeps
+// only its input in the forward pass and recomputes the block during backward, with gradients
+// bitwise identical to the plain model's: before the block runs it snapshots every random generator
+// its dropouts draw from (each shared generator once) and every stateful layer's resolved mode; the
+// recomputation restores them, runs with BatchNorm's running statistics frozen, then puts the live
+// generators back where the rest of the step left them. The recomputation itself is the AD
+// backend's (ad::checkpointed), so this works with any backend.
+//
+// The model must stay where it is between forward and backward (the recomputation calls the block
+// through its address), as any captured argument must stay valid.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "remat/layers/layer.hpp"
+#include "remat/tree/walk.hpp"
+
+namespace remat {
+
+// A layer type is a block when it says so; set_checkpointing wraps every block. Specialise
+// checkpoint_candidate to let policies consider other layer types.
+template <class T>
+concept declares_block = requires { requires T::is_block; };
+template <class T>
+inline constexpr bool checkpoint_candidate = declares_block<T>;
+
+// How one wrapper behaves (an opaque leaf: it has no parameters and no path).
+struct CheckpointOptions {
+    bool active = true;
+    ad::KindSet keep;         // selective: op kinds whose outputs are kept instead of recomputed
+    std::size_t segment = 1;  // run_blocks: this block opens a segment of this many blocks; 0 = inside one
+};
+
+// The generators and modes a recomputation must see as the forward saw them.
+class Snapshot {
+public:
+    template <class... Layers>
+    static Snapshot of(Layers&... layers) {
+        Snapshot s;
+        (s.add(layers), ...);
+        return s;
+    }
+
+    // Notes every generator (each shared one once) and every mode, resolved, inside `layer`.
+    template <class Layer>
+    void add(Layer& layer) {
+        tree::visit(layer, [&](auto& node, const std::string&) {
+            using N = tree::bare<decltype(node)>;
+            if constexpr (std::is_same_v<N, std::shared_ptr<Generator>>) {
+                if (node) add_generator(node.get());
+            } else if constexpr (std::is_same_v<N, nn::Mode>) {
+                modes_.emplace_back(&node, nn::is_training(node) ? nn::Mode::train : nn::Mode::test);
+            }
+        });
+    }
+
+    // For the scope's lifetime: generators at their snapshot, modes resolved as in the forward.
+    // A recomputation (not the first run) also puts the live generators back afterwards.
+    class Replay {
+    public:
+        Replay(const Snapshot& s, bool recomputation);
+        ~Replay();
+        Replay(const Replay&) = delete;
+        Replay& operator=(const Replay&) = delete;
+
+    private:
+        const Snapshot& snapshot_;
+        bool recomputation_;
+        std::vector<Generator::State> live_;
+        std::vector<nn::Mode> modes_;
+    };
+
+private:
+    void add_generator(Generator* g);
+
+    std::vector<std::pair<Generator*, Generator::State>> generators_;  // each generator once
+    std::vector<std::pair<nn::Mode*, nn::Mode>> modes_;               // resolved at the forward
+};
+
+// run(x) as one checkpointed region: the first call is the forward, later ones recompute under
+// the snapshot.
+template <class Run>
+Var checkpoint_region(Snapshot snapshot, ad::KindSet keep, const Var& x, Run run) {
+    return ad::checkpointed(
+        [snapshot = std::move(snapshot), run = std::move(run), first = true](const std::vector<Var>& in) mutable {
+            Snapshot::Replay replay(snapshot, !first);
+            first = false;
+            return run(in[0]);
+        },
+        {x}, keep);
+}
+
+template <class T>
+struct Checkpointed {
+    BOOST_HANA_DEFINE_STRUCT(Checkpointed, (T, inner), (CheckpointOptions, options));
+    static constexpr bool transparent = true;  // no path segment, printed as what it wraps
+    static constexpr const char* name = "Checkpointed";
+
+    // Non-const: the recomputation sets modes on the wrapped layer. Extra arguments (masks) are
+    // copied into the region and must stay valid until backward.
+    template <class... Extra>
+    Var operator()(const Var& x, const Extra&... extra) {
+        if (!options.active || !ad::current().recording()) return inner(x, extra...);
+        return checkpoint_region(Snapshot::of(inner), options.keep, x,
+                                 [this, extra = std::make_tuple(extra...)](const Var& h) {
+                                     return std::apply([&](const auto&... e) { return inner(h, e...); }, extra);
+                                 });
+    }
+};
+template <class T>
+Checkpointed(T, CheckpointOptions) -> Checkpointed<T>;
+
+template <class T>
+inline constexpr bool is_checkpointed = false;
+template <class T>
+inline constexpr bool is_checkpointed<Checkpointed<T>> = true;
+
+// Calls blocks[0], blocks[1], … on x (with the same extra arguments), running the blocks of a
+// `sqrt` segment as one checkpointed region. Errors carry "<name>.<index>" in their path.
+template <class Block, class... Extra>
+Var run_blocks(std::vector<Block>& blocks, const std::string& name, Var x, const Extra&... extra) {
+    for (std::size_t i = 0; i < blocks.size();) {
+        if constexpr (is_checkpointed<Block>) {
+            const CheckpointOptions& o = blocks[i].options;
+            if (o.active && o.segment > 1 && i + o.segment <= blocks.size() && ad::current().recording()) {
+                Snapshot snapshot;
+                for (std::size_t j = i; j < i + o.segment; ++j) snapshot.add(blocks[j].inner);
+                x = checkpoint_region(std::move(snapshot), o.keep, x,
+                                      [&blocks, name, first = i, count = o.segment,
+                                       extra = std::make_tuple(extra...)](const Var& in) {
+                                          Var h = in;
+                                          for (std::size_t j = first; j < first + count; ++j)
+                                              h = std::apply(
+                                                  [&](const auto&... e) {
+                                                      return nn::call(name + "." + std::to_string(j), blocks[j].inner, h, e...);
+                                                  },
+                                                  extra);
+                                          return h;
+                                      });
+                i += o.segment;
+                continue;
+            }
+        }
+        x = nn::call(name + "." + std::to_string(i), blocks[i], x, extra...);
+        ++i;
+    }
+    return x;
+}
+
+// Policies, as ../docs/checkpointing.md defines them.
+struct Policy {
+    enum class Kind { none, blocks, every, sqrt, selective, predicate };
+    Kind kind = Kind::blocks;
+    std::size_t k = 1;
+    // predicate(path, block index): checkpoint this block?
+    std::function<bool(const std::string& path, std::size_t index)> predicate;
+
+    static Policy none() { return {Kind::none}; }
+    static Policy blocks() { return {Kind::blocks}; }
+    static Policy every(std::size_t k);
+    static Policy sqrt() { return {Kind::sqrt}; }
+    static Policy selective() { return {Kind::selective}; }
+    static Policy when(std::function<bool(const std::string& path, std::size_t index)> predicate);
+    // "none", "blocks", "every:K", "sqrt", "selective"; anything else throws ValueError.
+    static Policy parse(const std::string& spec);
+    std::string to_string() const;
+
+    // The op kinds `selective` keeps: the parameterised projections.
+    static constexpr ad::KindSet selective_keep{ad::OpKind::projection};
+};
+
+// The options of the index-th block (of n in its sequence) under a policy.
+CheckpointOptions options_for(const Policy& policy, const std::string& path, std::size_t index);
+// Segment lengths of `sqrt` for n consecutive blocks: ceil(√n) segments, sizes differing by at most one.
+std::vector<std::size_t> sqrt_segments(std::size_t n);
+
+// Wraps every block of the model in Checkpointed<T> (a postwalk), configured by the policy. The
+// model is moved through, never copied; its type becomes Model<…Checkpointed<Block>…> whatever
+// the policy, so a policy chosen at run time (even `none`) needs no other type.
+template <class Model>
+auto set_checkpointing(Model&& model, const Policy& policy = Policy::blocks()) {
+    static_assert(std::is_rvalue_reference_v<Model&&>, "set_checkpointing moves the model: pass it with std::move");
+    std::size_t index = 0;
+    return tree::postwalk(
+        [&](auto&& node, const std::string& path) {
+            using N = tree::bare<decltype(node)>;
+            if constexpr (checkpoint_candidate<N>) {
+                return Checkpointed<N>{std::move(node), options_for(policy, path, index++)};
+            } else if constexpr (tree::is_vector<N>) {
+                if constexpr (is_checkpointed<typename N::value_type>) {
+                    if (policy.kind == Policy::Kind::sqrt) {
+                        std::size_t i = 0;
+                        for (std::size_t length : sqrt_segments(node.size())) {
+                            for (std::size_t j = 0; j < length; ++j) node[i + j].options.segment = j == 0 ? length : 0;
+                            i += length;
+                        }
+                    }
+                }
+                return std::move(node);
+            } else {
+                return std::move(node);
+            }
+        },
+        std::move(model));
+}
+
+// Undoes set_checkpointing: every Checkpointed<T> becomes its T again.
+template <class Model>
+auto unset_checkpointing(Model&& model) {
+    static_assert(std::is_rvalue_reference_v<Model&&>, "unset_checkpointing moves the model: pass it with std::move");
+    return tree::postwalk(
+        [](auto&& node) {
+            if constexpr (is_checkpointed<tree::bare<decltype(node)>>)
+                return std::move(node.inner);
+            else
+                return std::move(node);
+        },
+        std::move(model));
+}
+
+}  // namespace remat
