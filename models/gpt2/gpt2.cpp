@@ -1,0 +1,90 @@
+#include "models/gpt2/gpt2.hpp"
+
+#include <cmath>
+
+#include "remat/layers/attention.hpp"
+#include "remat/layers/init.hpp"
+#include "remat/ops.hpp"
+
+namespace remat::gpt2 {
+
+Var Attention::operator()(const Var& x) const {
+    nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
+    Var qkv = nn::call("c_attn", c_attn, x);  // (B, T, 3C)
+    Var y = nn::self_attention(qkv, n_head, {.causal = true}, &attn_dropout);
+    return resid_dropout(nn::call("c_proj", c_proj, y));
+}
+
+Var MLP::operator()(const Var& x) const {
+    Var h = nn::call("c_fc", c_fc, x);
+    switch (act) {
+        case Activation::gelu_new: h = ops::gelu_tanh(h); break;
+        case Activation::gelu: h = ops::gelu_erf(h); break;
+        case Activation::relu: h = ops::relu(h); break;
+        case Activation::tanh: h = ops::tanh(h); break;
+    }
+    return dropout(nn::call("c_proj", c_proj, h));
+}
+
+Var Block::operator()(const Var& x) const {
+    Var h = x + nn::call("attn", attn, nn::call("ln_1", ln_1, x));
+    return h + nn::call("mlp", mlp, nn::call("ln_2", ln_2, h));
+}
+
+Block Block::create(const Config& c, Generator& init, const std::shared_ptr<Generator>& rng) {
+    const float proj_std = c.initializer_range / std::sqrt(2.0f * static_cast<float>(c.n_layer));
+    return {nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon),
+            Attention{nn::Conv1D::create(c.n_embd, 3 * c.n_embd, init, c.initializer_range),
+                      nn::Conv1D::create(c.n_embd, c.n_embd, init, proj_std), nn::Dropout::create(c.attn_pdrop, rng),
+                      nn::Dropout::create(c.resid_pdrop, rng), c.n_head},
+            nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon),
+            MLP{nn::Conv1D::create(c.n_embd, c.inner(), init, c.initializer_range),
+                nn::Conv1D::create(c.inner(), c.n_embd, init, proj_std), nn::Dropout::create(c.resid_pdrop, rng),
+                c.activation_function}};
+}
+
+Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
+    c.validate();
+    if (!rng) rng = default_generator();
+    std::vector<Block> h;
+    h.reserve(c.n_layer);
+    auto wte = nn::Embedding::create(c.vocab_size, c.n_embd, init, c.initializer_range);
+    auto wpe = nn::Embedding::create(c.n_positions, c.n_embd, init, c.initializer_range);
+    for (std::size_t i = 0; i < c.n_layer; ++i) h.push_back(Block::create(c, init, rng));
+    return Model{GPT2Model<Block>{std::move(wte), std::move(wpe), nn::Dropout::create(c.embd_pdrop, rng), std::move(h),
+                                  nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon)}};
+}
+
+Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids) {
+    if (ids.dimension() != 2)
+        throw ShapeError("GPT2Model: expected input ids (B, T), got " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
+    const std::size_t T = ids.shape()[1];
+    if (T > wpe.vocabulary())
+        throw ValueError("GPT2Model: " + std::to_string(T) + " tokens exceed n_positions = " +
+                         std::to_string(wpe.vocabulary()));
+    IdTensor positions = IdTensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
+    Var x = nn::call("wte", wte, ids) + nn::call("wpe", wpe, positions);  // (B, T, C) + (T, C)
+    return nn::call("drop", drop, x);
+}
+
+Var lm_head(const nn::Embedding& wte, const Var& hidden) {
+    return ops::matmul(hidden, leaf(wte.weight), false, true);  // (B, T, C)·(V, C)ᵀ
+}
+
+Var shifted_loss(const Var& logits, const IdTensor& labels) {
+    if (logits.dim() != 3 || labels.dimension() != 2 || labels.shape()[0] != logits.shape()[0] ||
+        labels.shape()[1] != logits.shape()[1])
+        throw ShapeError("GPT2LMHeadModel loss: labels " + to_string(Shape(labels.shape().begin(), labels.shape().end())) +
+                         " do not match logits " + to_string(logits.shape()));
+    // Position t predicts token t + 1; the last position predicts nothing.
+    const std::size_t B = labels.shape()[0], T = labels.shape()[1];
+    IdTensor targets = IdTensor::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t t = 0; t + 1 < T; ++t) targets(b, t) = labels(b, t + 1);
+        targets(b, T - 1) = -100;
+    }
+    return ops::cross_entropy(logits, targets, -100);
+}
+
+}  // namespace remat::gpt2

@@ -1,0 +1,102 @@
+#pragma once
+// GPT-2 as in HuggingFace transformers (modeling_gpt2.py), field for field, so that parameter paths
+// are HF's names: transformer.h.3.attn.c_attn.weight.
+//
+//   Block (GPT2Block, pre-LN):  h = x + attn(ln_1(x));  y = h + mlp(ln_2(h))
+//   Attention (GPT2Attention):  c_attn → q, k, v (in that order) → causal softmax(q·kᵀ/√D) · v → c_proj
+//   MLP (GPT2MLP):              c_proj(act(c_fc(x))), act = gelu_new (tanh) by default
+//   GPT2Model:                  ln_f(h[n-1](… h[0](drop(wte[ids] + wpe[positions]))))
+//   GPT2LMHeadModel:            logits = transformer(ids) · wteᵀ (tied: no lm_head member)
+#include <memory>
+#include <vector>
+
+#include "models/gpt2/config.hpp"
+#include "remat/checkpoint.hpp"
+#include "remat/layers/dropout.hpp"
+#include "remat/layers/embedding.hpp"
+#include "remat/layers/linear.hpp"
+#include "remat/layers/norm.hpp"
+
+namespace remat::gpt2 {
+
+struct Attention {
+    BOOST_HANA_DEFINE_STRUCT(Attention, (nn::Conv1D, c_attn), (nn::Conv1D, c_proj), (nn::Dropout, attn_dropout),
+                             (nn::Dropout, resid_dropout), (std::size_t, n_head));
+    static constexpr const char* name = "GPT2Attention";
+    Var operator()(const Var& x) const;  // (B, T, C) -> (B, T, C)
+};
+
+struct MLP {
+    BOOST_HANA_DEFINE_STRUCT(MLP, (nn::Conv1D, c_fc), (nn::Conv1D, c_proj), (nn::Dropout, dropout),
+                             (Activation, act));
+    static constexpr const char* name = "GPT2MLP";
+    Var operator()(const Var& x) const;
+};
+
+struct Block {
+    BOOST_HANA_DEFINE_STRUCT(Block, (nn::LayerNorm, ln_1), (Attention, attn), (nn::LayerNorm, ln_2), (MLP, mlp));
+    static constexpr const char* name = "GPT2Block";
+    static constexpr bool is_block = true;  // set_checkpointing wraps these
+
+    static Block create(const Config& config, Generator& init, const std::shared_ptr<Generator>& dropout_rng);
+    Var operator()(const Var& x) const;
+};
+
+template <class B>
+struct GPT2Model {
+    BOOST_HANA_DEFINE_STRUCT(GPT2Model, (nn::Embedding, wte), (nn::Embedding, wpe), (nn::Dropout, drop),
+                             (std::vector<B>, h), (nn::LayerNorm, ln_f));
+    static constexpr const char* name = "GPT2Model";
+
+    // ids (B, T) -> hidden states (B, T, C)
+    Var operator()(const IdTensor& ids) {
+        Var x = embed(ids);
+        return nn::call("ln_f", ln_f, run_blocks(h, "h", x));
+    }
+
+    Var embed(const IdTensor& ids) const;  // drop(wte[ids] + wpe[0..T-1])
+};
+template <class B>
+GPT2Model(nn::Embedding, nn::Embedding, nn::Dropout, std::vector<B>, nn::LayerNorm) -> GPT2Model<B>;
+
+template <class B>
+struct GPT2LMHeadModel {
+    BOOST_HANA_DEFINE_STRUCT(GPT2LMHeadModel, (GPT2Model<B>, transformer));
+    static constexpr const char* name = "GPT2LMHeadModel";
+
+    // ids (B, T) -> logits (B, T, V), through the tied embedding.
+    Var operator()(const IdTensor& ids) { return lm_head(nn::call("transformer", transformer, ids)); }
+    Var lm_head(const Var& hidden) const;
+    // HF's loss: mean cross-entropy of logits[:, t] against labels[:, t + 1] over labels ≠ -100.
+    // Pass the input ids as labels for plain language modelling.
+    Var loss(const Var& logits, const IdTensor& labels) const;
+};
+template <class B>
+GPT2LMHeadModel(GPT2Model<B>) -> GPT2LMHeadModel<B>;
+
+using Model = GPT2LMHeadModel<Block>;
+
+// A freshly initialised model as HF initialises one: weights N(0, initializer_range) (c_proj
+// weights scaled by 1/√(2·n_layer)), biases 0, LayerNorm 1 and 0. Dropouts draw from dropout_rng
+// (the shared default generator when null).
+Model create(const Config& config, Generator& init, std::shared_ptr<Generator> dropout_rng = nullptr);
+
+// Implementation details shared by the templates (compiled once).
+Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids);
+Var lm_head(const nn::Embedding& wte, const Var& hidden);
+Var shifted_loss(const Var& logits, const IdTensor& labels);
+
+template <class B>
+Var GPT2Model<B>::embed(const IdTensor& ids) const {
+    return gpt2::embed(wte, wpe, drop, ids);
+}
+template <class B>
+Var GPT2LMHeadModel<B>::lm_head(const Var& hidden) const {
+    return gpt2::lm_head(transformer.wte, hidden);
+}
+template <class B>
+Var GPT2LMHeadModel<B>::loss(const Var& logits, const IdTensor& labels) const {
+    return shifted_loss(logits, labels);
+}
+
+}  // namespace remat::gpt2

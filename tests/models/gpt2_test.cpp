@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "models/gpt2/gpt2.hpp"
+#include "remat/ad/tape.hpp"
+#include "remat/ops.hpp"
+#include "remat/train/gradient.hpp"
+#include "remat/tree/show.hpp"
+
+using namespace remat;
+
+namespace {
+gpt2::Config tiny() {
+    gpt2::Config c;
+    c.vocab_size = 50;
+    c.n_positions = 12;
+    c.n_embd = 16;
+    c.n_layer = 3;
+    c.n_head = 4;
+    return c;
+}
+IdTensor ids_of(std::initializer_list<std::initializer_list<std::int64_t>> rows) {
+    IdTensor t = IdTensor::from_shape({rows.size(), rows.begin()->size()});
+    std::size_t b = 0;
+    for (auto row : rows) {
+        std::size_t i = 0;
+        for (auto v : row) t(b, i++) = v;
+        ++b;
+    }
+    return t;
+}
+bool same_bits(const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+}  // namespace
+
+TEST_CASE("GPT-2 structure") {
+    SUBCASE("GPT-2 small has HuggingFace's 124,439,808 parameters") {
+        Generator init(0);
+        auto model = gpt2::create(gpt2::Config{}, init);
+        CHECK(tree::count_parameters(model) == 124439808);
+    }
+    SUBCASE("parameter paths are HF's names") {
+        Generator init(0);
+        auto model = gpt2::create(tiny(), init);
+        std::vector<std::string> paths;
+        for (auto& [path, p] : tree::named_parameters(model)) paths.push_back(path);
+        const std::vector<std::string> head = {"transformer.wte.weight",
+                                               "transformer.wpe.weight",
+                                               "transformer.h.0.ln_1.weight",
+                                               "transformer.h.0.ln_1.bias",
+                                               "transformer.h.0.attn.c_attn.weight",
+                                               "transformer.h.0.attn.c_attn.bias",
+                                               "transformer.h.0.attn.c_proj.weight",
+                                               "transformer.h.0.attn.c_proj.bias",
+                                               "transformer.h.0.ln_2.weight",
+                                               "transformer.h.0.ln_2.bias",
+                                               "transformer.h.0.mlp.c_fc.weight",
+                                               "transformer.h.0.mlp.c_fc.bias",
+                                               "transformer.h.0.mlp.c_proj.weight",
+                                               "transformer.h.0.mlp.c_proj.bias"};
+        CHECK(std::vector<std::string>(paths.begin(), paths.begin() + 14) == head);
+        CHECK(paths.size() == 2 + 3 * 12 + 2);
+        CHECK(paths.back() == "transformer.ln_f.bias");
+        CHECK(model.transformer.h[0].attn.c_attn.weight.shape() == Shape{16, 48});  // Conv1D: (in, out)
+    }
+    SUBCASE("config") {
+        auto c = gpt2::Config::from_json(R"({"vocab_size": 64, "n_ctx": 16, "n_embd": 16, "n_layer": 2, "n_head": 2,
+                                              "activation_function": "gelu", "resid_pdrop": 0.0})");
+        CHECK(c.n_positions == 16);
+        CHECK(c.activation_function == gpt2::Activation::gelu);
+        CHECK(c.embd_pdrop == 0.1f);
+        CHECK(gpt2::Config::from_json(c.to_json()).n_positions == 16);
+        CHECK_THROWS_WITH_AS(gpt2::Config::from_json(R"({"vocab_size": 64, "n_ctx": 16, "n_embd": 16, "n_layer": 2})"),
+                             "config.json: missing field n_head", ValueError);
+        CHECK_THROWS_WITH_AS(
+            gpt2::Config::from_json(R"({"vocab_size": 64, "n_positions": 16, "n_embd": 18, "n_layer": 2, "n_head": 4})"),
+            "config.json: GPT-2 config: n_embd = 18 is not divisible by n_head = 4", ValueError);
+        CHECK_THROWS_WITH_AS(gpt2::Config::from_json("{oops"), doctest::Contains("config.json: not valid JSON"), ValueError);
+    }
+}
+
+TEST_CASE("GPT-2 forward") {
+    Generator init(1);
+    auto model = gpt2::create(tiny(), init);
+    const IdTensor ids = ids_of({{1, 2, 3, 4, 5}, {7, 7, 7, 0, 49}});
+    ad::NoGrad no_grad;  // automatic modes: dropout off
+    Var logits = model(ids);
+    CHECK(logits.shape() == Shape{2, 5, 50});
+
+    SUBCASE("causal: a token never sees later ones") {
+        IdTensor changed = ids;
+        changed(0, 4) = 9;
+        Var again = model(changed);
+        for (std::size_t t = 0; t < 4; ++t)
+            for (std::size_t v = 0; v < 50; ++v) CHECK(again.value()(0, t, v) == logits.value()(0, t, v));
+        CHECK(again.value()(0, 4, 0) != logits.value()(0, 4, 0));
+    }
+    SUBCASE("loss: next-token cross-entropy over non-ignored labels") {
+        IdTensor labels = ids;
+        labels(1, 2) = -100;
+        const float loss = model.loss(logits, labels).value()();
+        double total = 0;
+        int count = 0;
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t t = 0; t + 1 < 5; ++t) {
+                const auto target = labels(b, t + 1);
+                if (target == -100) continue;
+                double z = 0;
+                for (std::size_t v = 0; v < 50; ++v) z += std::exp(static_cast<double>(logits.value()(b, t, v)));
+                total += std::log(z) - logits.value()(b, t, static_cast<std::size_t>(target));
+                ++count;
+            }
+        CHECK(count == 7);
+        CHECK(loss == doctest::Approx(total / count).epsilon(1e-5));
+    }
+    SUBCASE("bad input names the layer") {
+        CHECK_THROWS_WITH_AS(model(ids_of({{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}})),
+                             "transformer: GPT2Model: 13 tokens exceed n_positions = 12", ValueError);
+        CHECK_THROWS_WITH_AS(model(ids_of({{1, 50}})),
+                             doctest::Contains("transformer.wte: embedding: id 50 at position 1 is out of range"),
+                             ValueError);
+    }
+}
+
+TEST_CASE("GPT-2 checkpointed: bitwise identical gradients with dropout, every policy") {
+    const IdTensor ids = ids_of({{1, 2, 3, 4, 5, 6}, {7, 7, 7, 0, 49, 3}});
+    ad::default_tape().set_checkpoint_check(true);
+    for (const char* spec : {"blocks", "every:2", "sqrt", "selective"}) {
+        CAPTURE(spec);
+        Generator init_a(2), init_b(2);
+        auto rng_a = std::make_shared<Generator>(3), rng_b = std::make_shared<Generator>(3);
+        auto plain = gpt2::create(tiny(), init_a, rng_a);
+        auto ckpt = set_checkpointing(gpt2::create(tiny(), init_b, rng_b), Policy::parse(spec));
+        auto [la, ga] = train::withgradient([&](auto& m) { return m.loss(m(ids), ids); }, plain);
+        auto [lb, gb] = train::withgradient([&](auto& m) { return m.loss(m(ids), ids); }, ckpt);
+        CHECK(la == lb);
+        const auto pa = tree::parameters(ga), pb = tree::parameters(gb);
+        for (std::size_t i = 0; i < pa.size(); ++i) CHECK(same_bits(pa[i]->value, pb[i]->value));
+        CHECK(rng_a->state() == rng_b->state());
+    }
+    ad::default_tape().set_checkpoint_check(false);
+}
