@@ -8,23 +8,31 @@
 
 namespace remat::nn {
 
-Var self_attention(const Var& qkv, std::size_t n_head, const ops::SoftmaxMask& mask, const Dropout* dropout) {
-    if (qkv.dim() != 3 || qkv.shape()[2] % 3 != 0)
-        throw ShapeError("attention: expected q, k, v packed as (B, T, 3C), got " + remat::to_string(qkv.shape()));
-    const std::size_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
+Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
+              const Dropout* dropout) {
+    if (q.dim() != 3 || k.shape() != q.shape() || v.shape() != q.shape())
+        throw ShapeError("attention: expected q, k, v of one shape (B, T, C), got " + remat::to_string(q.shape()) + ", " +
+                         remat::to_string(k.shape()) + ", " + remat::to_string(v.shape()));
+    const std::size_t B = q.shape()[0], T = q.shape()[1], C = q.shape()[2];
     if (n_head == 0 || C % n_head != 0)
         throw ShapeError("attention: " + std::to_string(C) + " features do not split into " + std::to_string(n_head) +
                          " heads");
     const auto H = static_cast<std::int64_t>(n_head), D = static_cast<std::int64_t>(C / n_head);
     const auto b = static_cast<std::int64_t>(B), t = static_cast<std::int64_t>(T);
     auto heads = [&](const Var& x) { return ops::permute(ops::reshape(x, {b, t, H, D}), {0, 2, 1, 3}); };  // (B, H, T, D)
-    auto parts = ops::split_last(qkv, {C, C, C});
-    Var q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
-    Var scores = ops::scale(ops::matmul(q, k, false, true), 1.0f / std::sqrt(static_cast<float>(D)));  // (B, H, T, T)
-    Var p = ops::softmax(scores, mask);
+    Var scores = ops::scale(ops::matmul(heads(q), heads(k), false, true), 1.0f / std::sqrt(static_cast<float>(D)));
+    Var p = ops::softmax(scores, mask);  // (B, H, T, T)
     if (dropout) p = (*dropout)(p);
-    Var y = ops::matmul(p, v);                                                 // (B, H, T, D)
+    Var y = ops::matmul(p, heads(v));  // (B, H, T, D)
     return ops::reshape(ops::permute(y, {0, 2, 1, 3}), {b, t, static_cast<std::int64_t>(C)});  // (B, T, C)
+}
+
+Var self_attention(const Var& qkv, std::size_t n_head, const ops::SoftmaxMask& mask, const Dropout* dropout) {
+    if (qkv.dim() != 3 || qkv.shape()[2] % 3 != 0)
+        throw ShapeError("attention: expected q, k, v packed as (B, T, 3C), got " + remat::to_string(qkv.shape()));
+    const std::size_t C = qkv.shape()[2] / 3;
+    auto parts = ops::split_last(qkv, {C, C, C});
+    return attention(parts[0], parts[1], parts[2], n_head, mask, dropout);
 }
 
 MultiHeadAttention MultiHeadAttention::create(std::size_t features, std::size_t n_head, Generator& rng, bool causal,

@@ -9,6 +9,9 @@
 
 namespace remat::nn {
 
+// q, k, v (B, T, C) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C).
+Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
+              const Dropout* dropout);
 // qkv (B, T, 3C) with q, k, v in that order -> (B, T, C). Attention probabilities go through
 // `dropout` (may be null) as HF applies attn_pdrop.
 Var self_attention(const Var& qkv, std::size_t n_head, const ops::SoftmaxMask& mask, const Dropout* dropout);

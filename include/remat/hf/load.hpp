@@ -1,0 +1,68 @@
+#pragma once
+// hf::load and hf::save: a model's parameters (and buffers) by their paths, which are HuggingFace's
+// names, from and to a model folder.
+//
+//   auto report = hf::load(model, "gpt2/");   // fills every parameter; throws LoadError listing
+//                                             // every missing or mis-shaped tensor
+//   for (auto& w : report.warnings) std::cerr << "warning: " << w << "\n";
+//   hf::save(model, config.to_json(), "out/");
+//
+// The base-model prefix is accepted either way (a GPT-2 checkpoint saved as h.0.… loads into
+// transformer.h.0.…; bert.… into a BertModel), as are tied weights (lm_head.weight,
+// cls.predictions.decoder.*) and known non-parameter buffers (attn.bias, attn.masked_bias,
+// position_ids). Nothing is ever transposed or zero-filled silently.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "remat/hf/checkpoint_files.hpp"
+#include "remat/tree/parameters.hpp"
+
+namespace remat::hf {
+
+// Missing or mis-shaped tensors, all listed.
+struct LoadError : FormatError {
+    using FormatError::FormatError;
+};
+
+struct LoadReport {
+    std::vector<std::string> warnings;  // e.g. tensors in the checkpoint the model does not use
+    std::size_t loaded = 0;             // tensors filled
+};
+
+// A model tensor to fill or save, by its path.
+struct NamedTensor {
+    std::string path;
+    Tensor* tensor;
+    bool parameter;  // false: a buffer
+};
+
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files);
+void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json,
+                  const std::filesystem::path& dir);
+
+template <class Model>
+std::vector<NamedTensor> named_tensors(Model& model) {
+    std::vector<NamedTensor> out;
+    tree::visit(model, [&](auto& node, const std::string& path) {
+        if constexpr (tree::is_param<decltype(node)>)
+            out.push_back({path, &node.value, true});
+        else if constexpr (tree::is_buffer<decltype(node)>)
+            out.push_back({path, &node, false});
+    });
+    return out;
+}
+
+template <class Model>
+LoadReport load(Model& model, const std::filesystem::path& dir) {
+    return load_tensors(named_tensors(model), CheckpointFiles::open(dir));
+}
+
+// Writes dir/config.json and dir/model.safetensors, each atomically (temporary, then rename); an
+// interrupted save leaves previous files intact. Creates dir if needed.
+template <class Model>
+void save(Model& model, const std::string& config_json, const std::filesystem::path& dir) {
+    save_tensors(named_tensors(model), config_json, dir);
+}
+
+}  // namespace remat::hf

@@ -1,0 +1,140 @@
+#include "models/bert/bert.hpp"
+
+#include <xtensor/xview.hpp>
+
+#include "remat/layers/attention.hpp"
+#include "remat/layers/init.hpp"
+#include "remat/ops.hpp"
+
+namespace remat::bert {
+
+namespace {
+Var activate(Activation act, const Var& x) {
+    switch (act) {
+        case Activation::gelu: return ops::gelu_erf(x);
+        case Activation::gelu_new: return ops::gelu_tanh(x);
+        case Activation::relu: return ops::relu(x);
+        case Activation::tanh: return ops::tanh(x);
+    }
+    return x;
+}
+Shape shape_of(const IdTensor& t) { return Shape(t.shape().begin(), t.shape().end()); }
+}  // namespace
+
+bool given(const IdTensor& t) { return t.dimension() > 0; }
+
+PaddingMask padding_mask(const IdTensor& attention_mask) {
+    Tensor m = empty(shape_of(attention_mask));
+    for (std::size_t i = 0; i < m.size(); ++i) m.data()[i] = attention_mask.data()[i] != 0 ? 1.0f : 0.0f;
+    return std::make_shared<const Tensor>(std::move(m));
+}
+
+void check_inputs(const Embeddings& e, const Inputs& in) {
+    const Shape ids = shape_of(in.input_ids);
+    if (ids.size() != 2) throw ShapeError("BertModel: expected input_ids (B, T), got " + to_string(ids));
+    if (in.input_ids.size() == 0) throw ValueError("BertModel: empty batch, input_ids " + to_string(ids));
+    if (ids[1] > e.position_embeddings.vocabulary())
+        throw ValueError("BertModel: " + std::to_string(ids[1]) + " tokens exceed max_position_embeddings = " +
+                         std::to_string(e.position_embeddings.vocabulary()));
+    if (given(in.token_type_ids) && shape_of(in.token_type_ids) != ids)
+        throw ShapeError("BertModel: token_type_ids " + to_string(shape_of(in.token_type_ids)) +
+                         " do not match input_ids " + to_string(ids));
+    if (given(in.attention_mask) && shape_of(in.attention_mask) != ids)
+        throw ShapeError("BertModel: attention_mask " + to_string(shape_of(in.attention_mask)) +
+                         " does not match input_ids " + to_string(ids));
+}
+
+Var Embeddings::operator()(const IdTensor& ids, const IdTensor& token_type_ids) const {
+    const std::size_t T = ids.shape()[1];
+    IdTensor positions = IdTensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
+    IdTensor types = given(token_type_ids) ? token_type_ids : IdTensor(ids.shape(), 0);
+    Var x = nn::call("word_embeddings", word_embeddings, ids) + nn::call("token_type_embeddings", token_type_embeddings, types) +
+            nn::call("position_embeddings", position_embeddings, positions);
+    return dropout(nn::call("LayerNorm", LayerNorm, x));
+}
+
+Var SelfAttention::operator()(const Var& x, const PaddingMask& mask) const {
+    nn::check_rank("BertSelfAttention", x, 3, "(B, T, H)");
+    Var q = nn::call("query", query, x), k = nn::call("key", key, x), v = nn::call("value", value, x);
+    return nn::attention(q, k, v, num_attention_heads, {.key_padding = mask.get()}, &dropout);
+}
+
+Var ResidualOutput::operator()(const Var& x, const Var& residual) const {
+    return nn::call("LayerNorm", LayerNorm, dropout(nn::call("dense", dense, x)) + residual);
+}
+
+Var Attention::operator()(const Var& x, const PaddingMask& mask) const {
+    return nn::call("output", output, nn::call("self", self, x, mask), x);
+}
+
+Var Intermediate::operator()(const Var& x) const { return activate(act, nn::call("dense", dense, x)); }
+
+Var Layer::operator()(const Var& x, const PaddingMask& mask) const {
+    Var a = nn::call("attention", attention, x, mask);
+    return nn::call("output", output, nn::call("intermediate", intermediate, a), a);
+}
+
+Var Pooler::operator()(const Var& hidden) const {
+    nn::check_rank("BertPooler", hidden, 3, "(B, T, H)");
+    const auto B = static_cast<std::int64_t>(hidden.shape()[0]), H = static_cast<std::int64_t>(hidden.shape()[2]);
+    Var first = ops::reshape(ops::slice_last(ops::reshape(hidden, {B, -1}), 0, static_cast<std::size_t>(H)), {B, H});
+    return ops::tanh(nn::call("dense", dense, first));
+}
+
+Var PredictionTransform::operator()(const Var& x) const {
+    return nn::call("LayerNorm", LayerNorm, activate(act, nn::call("dense", dense, x)));
+}
+
+Var Predictions::operator()(const Var& x, const nn::Embedding& word_embeddings) const {
+    Var t = nn::call("transform", transform, x);
+    Var logits = ops::matmul(t, leaf(word_embeddings.weight), false, true);  // (B, T, H)·(V, H)ᵀ
+    return logits + leaf(bias);
+}
+
+Var masked_lm_loss(const Var& logits, const IdTensor& labels) { return ops::cross_entropy(logits, labels, -100); }
+
+namespace {
+nn::Linear linear(std::size_t in, std::size_t out, float std, Generator& init) {
+    return nn::Linear{Param{init::normal(Shape{out, in}, std, init)}, Param{zeros(Shape{out})}};
+}
+}  // namespace
+
+Layer Layer::create(const Config& c, Generator& init, const std::shared_ptr<Generator>& rng) {
+    const float s = c.initializer_range;
+    const std::size_t H = c.hidden_size;
+    auto drop = [&](float p) { return nn::Dropout::create(p, rng); };
+    return {Attention{SelfAttention{linear(H, H, s, init), linear(H, H, s, init), linear(H, H, s, init),
+                                    drop(c.attention_probs_dropout_prob), c.num_attention_heads},
+                      ResidualOutput{linear(H, H, s, init), nn::LayerNorm::create(H, c.layer_norm_eps),
+                                     drop(c.hidden_dropout_prob)}},
+            Intermediate{linear(H, c.intermediate_size, s, init), c.hidden_act},
+            ResidualOutput{linear(c.intermediate_size, H, s, init), nn::LayerNorm::create(H, c.layer_norm_eps),
+                           drop(c.hidden_dropout_prob)}};
+}
+
+BaseModel create_base(const Config& c, Generator& init, std::shared_ptr<Generator> rng, bool with_pooler) {
+    c.validate();
+    if (!rng) rng = default_generator();
+    const float s = c.initializer_range;
+    Embeddings e{nn::Embedding::create(c.vocab_size, c.hidden_size, init, s),
+                 nn::Embedding::create(c.max_position_embeddings, c.hidden_size, init, s),
+                 nn::Embedding::create(c.type_vocab_size, c.hidden_size, init, s),
+                 nn::LayerNorm::create(c.hidden_size, c.layer_norm_eps), nn::Dropout::create(c.hidden_dropout_prob, rng)};
+    std::vector<Layer> layers;
+    layers.reserve(c.num_hidden_layers);
+    for (std::size_t i = 0; i < c.num_hidden_layers; ++i) layers.push_back(Layer::create(c, init, rng));
+    std::optional<Pooler> pooler;
+    if (with_pooler) pooler = Pooler{linear(c.hidden_size, c.hidden_size, s, init)};
+    return BaseModel{std::move(e), Encoder<Layer>{std::move(layers)}, std::move(pooler)};
+}
+
+Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
+    BaseModel base = create_base(c, init, std::move(rng), false);
+    MLMHead head{Predictions{PredictionTransform{linear(c.hidden_size, c.hidden_size, c.initializer_range, init),
+                                                nn::LayerNorm::create(c.hidden_size, c.layer_norm_eps), c.hidden_act},
+                             Param{zeros(Shape{c.vocab_size})}}};
+    return Model{std::move(base), std::move(head)};
+}
+
+}  // namespace remat::bert

@@ -1,0 +1,109 @@
+#include "remat/hf/checkpoint_files.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+namespace remat::hf {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw FormatError(path.string() + ": cannot read");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Shard file names in the order the index first mentions them, and which tensor lives where.
+std::vector<std::pair<std::string, std::string>> read_index(const fs::path& index) {
+    nlohmann::ordered_json j;
+    try {
+        j = nlohmann::ordered_json::parse(read_text(index));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw FormatError(index.string() + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+        throw FormatError(index.string() + ": expected an object with a \"weight_map\" object");
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (const auto& [name, file] : j["weight_map"].items()) {
+        if (!file.is_string()) throw FormatError(index.string() + ": weight_map[\"" + name + "\"] is not a file name");
+        const std::string f = file.get<std::string>();
+        if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..")
+            throw FormatError(index.string() + ": weight_map[\"" + name + "\"] is not a plain file name: " + f);
+        entries.emplace_back(name, f);
+    }
+    return entries;
+}
+}  // namespace
+
+CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
+    CheckpointFiles c;
+    auto add = [&](const fs::path& file) {
+        c.files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(file)));
+        for (const TensorInfo& t : c.files_.back()->tensors()) c.order_.push_back(t.name);
+    };
+    if (fs::is_regular_file(dir)) {
+        add(dir);
+        c.description_ = dir.string();
+    } else if (fs::exists(dir / "model.safetensors")) {
+        add(dir / "model.safetensors");
+        c.description_ = (dir / "model.safetensors").string();
+    } else if (fs::exists(dir / "model.safetensors.index.json")) {
+        const fs::path index = dir / "model.safetensors.index.json";
+        const auto entries = read_index(index);
+        std::vector<std::string> shards;
+        for (const auto& [name, file] : entries)
+            if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
+        for (const std::string& shard : shards) {
+            if (!fs::exists(dir / shard)) throw FormatError(index.string() + ": shard " + shard + " is missing");
+            add(dir / shard);
+        }
+        for (const auto& [name, file] : entries) {
+            const auto at = std::find(shards.begin(), shards.end(), file) - shards.begin();
+            if (!c.files_[static_cast<std::size_t>(at)]->find(name))
+                throw FormatError(index.string() + ": tensor \"" + name + "\" is not in its shard " + file);
+        }
+        c.description_ = index.string() + " (" + std::to_string(shards.size()) + " shards)";
+    } else if (fs::exists(dir / "pytorch_model.bin")) {
+        throw FormatError((dir / "pytorch_model.bin").string() +
+                          ": pytorch_model.bin is not supported yet; convert it to model.safetensors");
+    } else if (!fs::exists(dir)) {
+        throw FormatError(dir.string() + ": no such file or folder");
+    } else {
+        throw FormatError(dir.string() + ": no model.safetensors, model.safetensors.index.json or pytorch_model.bin");
+    }
+    // A name in two shards would make loading ambiguous.
+    std::vector<std::string> sorted = c.order_;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
+        throw FormatError(c.description_ + ": tensor \"" + *dup + "\" appears in more than one shard");
+    return c;
+}
+
+std::vector<std::string> CheckpointFiles::names() const { return order_; }
+
+CheckpointFiles::Located CheckpointFiles::locate(const std::string& name) const {
+    for (const auto& f : files_)
+        if (const TensorInfo* t = f->find(name)) return {f.get(), t};
+    return {nullptr, nullptr};
+}
+
+const TensorInfo* CheckpointFiles::find(const std::string& name) const { return locate(name).info; }
+
+Tensor CheckpointFiles::read_float(const std::string& name) const {
+    Located l = locate(name);
+    if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    return l.file->read_float(*l.info);
+}
+
+IdTensor CheckpointFiles::read_int(const std::string& name) const {
+    Located l = locate(name);
+    if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    return l.file->read_int(*l.info);
+}
+
+}  // namespace remat::hf

@@ -1,0 +1,136 @@
+#include "remat/hf/load.hpp"
+
+#include <fstream>
+#include <unistd.h>
+#include <unordered_set>
+
+namespace remat::hf {
+
+namespace fs = std::filesystem;
+
+namespace {
+// The per-format quirks, as data. Base-model prefixes a checkpoint may have or lack:
+const std::vector<std::string> base_prefixes = {"transformer.", "bert."};
+// Tensors that are not parameters (old attention masks, position ids) or are tied to a parameter
+// the model already has (the LM heads): never loaded, never warned about.
+const std::vector<std::string> ignored_suffixes = {".attn.bias", ".attn.masked_bias", "embeddings.position_ids"};
+const std::vector<std::string> tied_names = {"lm_head.weight", "cls.predictions.decoder.weight",
+                                             "cls.predictions.decoder.bias"};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ignored(const std::string& name) {
+    for (const auto& suffix : ignored_suffixes)
+        if (ends_with(name, suffix)) return true;
+    for (const auto& tied : tied_names)
+        if (name == tied || ends_with(name, "." + tied)) return true;
+    return false;
+}
+
+// The checkpoint's name for a model path: itself, without the base prefix, or with one.
+std::string resolve(const std::string& path, const CheckpointFiles& files) {
+    if (files.find(path)) return path;
+    for (const auto& p : base_prefixes)
+        if (starts_with(path, p) && files.find(path.substr(p.size()))) return path.substr(p.size());
+    for (const auto& p : base_prefixes)
+        if (files.find(p + path)) return p + path;
+    return {};
+}
+
+std::string shape_string(const std::vector<std::size_t>& s) { return to_string(s); }
+}  // namespace
+
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files) {
+    std::vector<std::string> problems;
+    std::unordered_set<std::string> used;
+    std::vector<std::pair<const NamedTensor*, std::string>> plan;
+    for (const NamedTensor& t : targets) {
+        const std::string name = resolve(t.path, files);
+        const Shape& expected = t.tensor->shape();
+        if (name.empty()) {
+            problems.push_back("missing " + t.path + " (expected shape " + to_string(expected) + ")");
+            continue;
+        }
+        used.insert(name);
+        const TensorInfo* info = files.find(name);
+        if (Shape(info->shape.begin(), info->shape.end()) != expected) {
+            problems.push_back(t.path + ": expected shape " + to_string(expected) + ", found " +
+                               shape_string(info->shape) + (name != t.path ? " (as " + name + ")" : ""));
+            continue;
+        }
+        plan.emplace_back(&t, name);
+    }
+    if (!problems.empty()) {
+        std::string message = files.description() + ": " + std::to_string(problems.size()) + " of " +
+                              std::to_string(targets.size()) + " tensors cannot be loaded:";
+        for (const auto& p : problems) message += "\n  " + p;
+        if (plan.empty() && !targets.empty())
+            message += "\n  (none of the model's tensors were found: is this checkpoint for this architecture?)";
+        throw LoadError(message);
+    }
+    // Read only once everything checks out: a failed load leaves the model as it was.
+    LoadReport report;
+    for (const auto& [target, name] : plan) {
+        const TensorInfo* info = files.find(name);
+        const bool integer = info->dtype == DType::I64 || info->dtype == DType::I32 || info->dtype == DType::I16 ||
+                             info->dtype == DType::I8 || info->dtype == DType::U8;
+        if (integer && !target->parameter) {  // e.g. BatchNorm's num_batches_tracked
+            IdTensor v = files.read_int(name);
+            Tensor f = empty(target->tensor->shape());
+            for (std::size_t i = 0; i < f.size(); ++i) f.data()[i] = static_cast<float>(v.data()[i]);
+            *target->tensor = std::move(f);
+        } else {
+            *target->tensor = files.read_float(name);
+        }
+        ++report.loaded;
+    }
+    std::vector<std::string> unused;
+    for (const std::string& name : files.names())
+        if (!used.count(name) && !ignored(name)) unused.push_back(name);
+    if (!unused.empty()) {
+        std::string w = std::to_string(unused.size()) + " tensors in " + files.description() +
+                        " are not used by the model:";
+        for (const auto& u : unused) w += " " + u;
+        report.warnings.push_back(w);
+    }
+    return report;
+}
+
+namespace {
+// Writes text to path atomically: a temporary in the same folder, then rename.
+void write_text_atomically(const fs::path& path, const std::string& text) {
+    const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out) {
+            std::error_code ignore;
+            fs::remove(tmp, ignore);
+            throw FormatError(path.string() + ": cannot write");
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw FormatError(path.string() + ": cannot write (" + ec.message() + ")");
+    }
+}
+}  // namespace
+
+void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json, const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) throw FormatError(dir.string() + ": cannot create the output folder");
+    std::vector<WriteTensor> entries;
+    entries.reserve(tensors.size());
+    for (const NamedTensor& t : tensors) entries.push_back(f32(t.path, *t.tensor));
+    write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}});
+    write_text_atomically(dir / "config.json", config_json);
+}
+
+}  // namespace remat::hf

@@ -1,0 +1,698 @@
+#include "remat/hf/safetensors.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <system_error>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+namespace remat::hf {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian: add byte swapping");
+
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps header order
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t max_header_size = 100'000'000;  // the reference's MAX_HEADER_SIZE
+
+// A problem with the file or the request, thrown without the path; the entry points add it.
+struct Invalid : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------------------------- dtypes
+
+struct DTypeName {
+    DType dtype;
+    std::string_view name;
+    std::size_t size;
+};
+constexpr std::array<DTypeName, 19> dtype_table{{
+    {DType::F64, "F64", 8},         {DType::F32, "F32", 4},
+    {DType::F16, "F16", 2},         {DType::BF16, "BF16", 2},
+    {DType::I64, "I64", 8},         {DType::I32, "I32", 4},
+    {DType::I16, "I16", 2},         {DType::I8, "I8", 1},
+    {DType::U8, "U8", 1},           {DType::BOOL, "BOOL", 1},
+    {DType::U64, "U64", 8},         {DType::U32, "U32", 4},
+    {DType::U16, "U16", 2},         {DType::C64, "C64", 8},
+    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::F8_E8M0, "F8_E8M0", 1}, {DType::F8_E4M3FNUZ, "F8_E4M3FNUZ", 1},
+    {DType::F8_E5M2FNUZ, "F8_E5M2FNUZ", 1},
+}};
+// Defined by the format, but elements smaller than a byte cannot be addressed one by one.
+constexpr std::array<std::string_view, 3> sub_byte_dtypes{"F4", "F6_E2M3", "F6_E3M2"};
+
+const DTypeName& entry(DType dtype) {
+    for (const auto& e : dtype_table)
+        if (e.dtype == dtype) return e;
+    throw ValueError("safetensors: invalid DType value " + std::to_string(static_cast<int>(dtype)));
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+    for (const auto& e : dtype_table)
+        if (e.name == s) return e.dtype;
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------- formatting
+
+std::string in_quotes(std::string_view s) {
+    std::string q(1, '"');  // appended piecewise: g++ 12 warns falsely (-Wrestrict) on "\"" + string
+    q += s;
+    q += '"';
+    return q;
+}
+std::string tensor_label(std::string_view name) { return "tensor " + in_quotes(name); }
+std::string range(std::size_t begin, std::size_t end) {
+    return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+}
+// A JSON value for a message, cut short: a hostile header may hold megabytes in one value.
+std::string excerpt(const Json& value) {
+    std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    return s;
+}
+std::string errno_message(int error) { return std::generic_category().message(error); }
+
+// --------------------------------------------------------------------------------------- arithmetic
+
+// Elements × dtype size, nullopt on overflow. Multiplies in order, as the reference does, so a shape
+// whose prefix overflows is rejected even when a later dimension is 0.
+std::optional<std::size_t> byte_count(const std::vector<std::size_t>& shape, std::size_t element_size) {
+    std::size_t n = 1;
+    for (std::size_t d : shape) {
+        if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) return std::nullopt;
+        n *= d;
+    }
+    if (n > std::numeric_limits<std::size_t>::max() / element_size) return std::nullopt;
+    return n * element_size;
+}
+
+// ------------------------------------------------------------------------------------------- UTF-8
+
+// Offset of the first byte that is not part of well-formed UTF-8 (no overlongs, no surrogates, at most
+// U+10FFFF), or npos.
+std::size_t invalid_utf8_at(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    auto continuation = [&](std::size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+        return i < n && p[i] >= lo && p[i] <= hi;
+    };
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned char c = p[i];
+        std::size_t length = 0;
+        if (c < 0x80)
+            length = 1;
+        else if (c >= 0xC2 && c <= 0xDF)
+            length = continuation(i + 1) ? 2 : 0;
+        else if (c == 0xE0)
+            length = continuation(i + 1, 0xA0) && continuation(i + 2) ? 3 : 0;
+        else if (c == 0xED)
+            length = continuation(i + 1, 0x80, 0x9F) && continuation(i + 2) ? 3 : 0;
+        else if (c >= 0xE1 && c <= 0xEF)
+            length = continuation(i + 1) && continuation(i + 2) ? 3 : 0;
+        else if (c == 0xF0)
+            length = continuation(i + 1, 0x90) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+        else if (c >= 0xF1 && c <= 0xF3)
+            length = continuation(i + 1) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+        else if (c == 0xF4)
+            length = continuation(i + 1, 0x80, 0x8F) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+        if (length == 0) return i;
+        i += length;
+    }
+    return std::string_view::npos;
+}
+
+// ------------------------------------------------------------------------------------- JSON header
+
+// Builds the header as ordered JSON from nlohmann's SAX events, rejecting duplicate keys at every level
+// (nlohmann's own parser silently keeps the last). A valid header nests 3 deep; containers beyond
+// max_depth are kept as empty placeholders, so a hostile "[[[[…" cannot overflow the stack in the
+// (recursive) dump or destructor, while validation still reports the value as malformed.
+class HeaderParser final : public nlohmann::json_sax<Json> {
+public:
+    Json root;
+    std::string error;  // why parsing stopped, without the path
+
+    bool null() override { return put(Json(nullptr)); }
+    bool boolean(bool v) override { return put(Json(v)); }
+    bool number_integer(number_integer_t v) override { return put(Json(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
+    bool number_float(number_float_t v, const string_t&) override { return put(Json(v)); }
+    bool string(string_t& v) override { return put(Json(std::move(v))); }
+    bool binary(binary_t&) override { return put(Json(nullptr)); }  // not produced by the JSON parser
+
+    bool start_object(std::size_t) override { return open(Json::object()); }
+    bool start_array(std::size_t) override { return open(Json::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+
+    bool key(string_t& k) override {
+        if (skipping_ > 0) return true;
+        Open& object = open_.back();
+        if (!object.keys.insert(k).second) {
+            if (open_.size() == 1)
+                error = k == "__metadata__" ? "duplicate key \"__metadata__\"" : "duplicate tensor name " + in_quotes(k);
+            else
+                error = context() + ": duplicate key " + in_quotes(k);
+            return false;
+        }
+        if (open_.size() == 1) top_key_ = k;
+        key_ = std::move(k);
+        return true;
+    }
+
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
+        if (auto bracket = what.find("] "); what.starts_with("[json.exception.") && bracket != std::string::npos)
+            what.erase(0, bracket + 2);
+        error = "header is not valid JSON: " + what;
+        return false;
+    }
+
+private:
+    static constexpr std::size_t max_depth = 16;
+
+    struct Open {
+        Json* value;
+        std::unordered_set<std::string> keys;  // of an object, for duplicate detection
+    };
+    std::vector<Open> open_;
+    std::size_t skipping_ = 0;  // depth within a container beyond max_depth
+    std::string key_, top_key_;
+
+    std::string context() const {
+        return top_key_ == "__metadata__" ? std::string("__metadata__") : tensor_label(top_key_);
+    }
+
+    // Appends v to the innermost open container (or makes it the root) and returns where it lives. The
+    // address stays valid while v is open: its parent gets no new member until v is closed.
+    Json* insert(Json v) {
+        if (open_.empty()) {
+            root = std::move(v);
+            return &root;
+        }
+        Json& parent = *open_.back().value;
+        if (parent.is_array()) {
+            auto& elements = parent.get_ref<Json::array_t&>();
+            elements.push_back(std::move(v));
+            return &elements.back();
+        }
+        // ordered_map's own insert searches linearly; keys are already known to be unique.
+        auto& members = static_cast<Json::object_t::Container&>(parent.get_ref<Json::object_t&>());
+        members.emplace_back(std::move(key_), std::move(v));
+        return &members.back().second;
+    }
+    bool put(Json v) {
+        if (skipping_ == 0) insert(std::move(v));
+        return true;
+    }
+    bool open(Json container) {
+        if (skipping_ > 0 || open_.size() == max_depth) {
+            if (skipping_++ == 0) insert(std::move(container));  // an empty placeholder
+            return true;
+        }
+        open_.push_back({insert(std::move(container)), {}});
+        return true;
+    }
+    bool close() {
+        if (skipping_ > 0)
+            --skipping_;
+        else
+            open_.pop_back();
+        return true;
+    }
+};
+
+std::optional<std::size_t> as_size(const Json& v) {
+    if (!v.is_number_unsigned()) return std::nullopt;  // negative integers are number_integer
+    const auto u = v.get<std::uint64_t>();
+    if (u > std::numeric_limits<std::size_t>::max()) return std::nullopt;
+    return static_cast<std::size_t>(u);
+}
+
+// Checks one tensor entry on its own (dtype, shape, offsets, byte count, bounds).
+TensorInfo parse_entry(const std::string& tensor_name, const Json& value, std::size_t data_size) {
+    const std::string label = tensor_label(tensor_name);
+    if (!value.is_object()) throw Invalid(label + ": entry is not an object");
+    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    for (const auto& [k, v] : value.items()) {
+        if (k == "dtype")
+            dtype = &v;
+        else if (k == "shape")
+            shape = &v;
+        else if (k == "data_offsets")
+            offsets = &v;
+        else
+            throw Invalid(label + ": unexpected key " + in_quotes(k));
+    }
+    if (!dtype) throw Invalid(label + ": missing \"dtype\"");
+    if (!shape) throw Invalid(label + ": missing \"shape\"");
+    if (!offsets) throw Invalid(label + ": missing \"data_offsets\"");
+
+    TensorInfo t{tensor_name, DType::F32, {}, 0, 0};
+    std::optional<DType> parsed = dtype->is_string() ? parse_dtype(dtype->get_ref<const std::string&>()) : std::nullopt;
+    if (!parsed) {
+        if (dtype->is_string() && std::ranges::find(sub_byte_dtypes, dtype->get_ref<const std::string&>()) != sub_byte_dtypes.end())
+            throw Invalid(label + ": dtype " + excerpt(*dtype) + " packs elements into less than a byte, which is not supported");
+        throw Invalid(label + ": unknown dtype " + excerpt(*dtype));
+    }
+    t.dtype = *parsed;
+
+    if (!shape->is_array()) throw Invalid(label + ": shape " + excerpt(*shape) + " is not a list of non-negative integers");
+    for (const Json& d : *shape) {
+        auto size = as_size(d);
+        if (!size) throw Invalid(label + ": shape " + excerpt(*shape) + " is not a list of non-negative integers");
+        t.shape.push_back(*size);
+    }
+
+    std::optional<std::size_t> begin, end;
+    if (offsets->is_array() && offsets->size() == 2) begin = as_size((*offsets)[0]), end = as_size((*offsets)[1]);
+    if (!begin || !end)
+        throw Invalid(label + ": data_offsets " + excerpt(*offsets) + " is not a pair of non-negative integers");
+    t.begin = *begin, t.end = *end;
+    if (t.begin > t.end) throw Invalid(label + ": data_offsets " + range(t.begin, t.end) + " end before they begin");
+
+    auto bytes = byte_count(t.shape, size_of(t.dtype));
+    if (!bytes) throw Invalid(label + ": shape " + to_string(t.shape) + " of " + std::string(name(t.dtype)) + " overflows the byte count");
+    if (*bytes != t.end - t.begin)
+        throw Invalid(label + ": shape " + to_string(t.shape) + " needs " + std::to_string(*bytes) +
+                                 " bytes, data_offsets give " + std::to_string(t.end - t.begin));
+    if (t.end > data_size)
+        throw Invalid(label + ": data_offsets " + range(t.begin, t.end) + " run past the end of the data section (" +
+                                 std::to_string(data_size) + " bytes)");
+    return t;
+}
+
+// The tensors, sorted by offset, must tile [0, data_size) exactly: no hole (a polyglot file could hide
+// anything there), no overlap, nothing trailing.
+void check_layout(const std::vector<TensorInfo>& tensors, std::size_t data_size) {
+    std::vector<const TensorInfo*> sorted;
+    for (const auto& t : tensors) sorted.push_back(&t);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const TensorInfo* a, const TensorInfo* b) { return std::pair(a->begin, a->end) < std::pair(b->begin, b->end); });
+    std::size_t covered = 0;
+    const TensorInfo* last = nullptr;  // the tensor ending at `covered`
+    for (const TensorInfo* t : sorted) {
+        if (t->begin < covered)
+            throw Invalid(tensor_label(t->name) + ": data_offsets " + range(t->begin, t->end) + " overlap " +
+                                     tensor_label(last->name) + " at " + range(last->begin, last->end));
+        if (t->begin > covered)
+            throw Invalid("hole in the data section: bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) +
+                          ") before " + tensor_label(t->name) + " belong to no tensor");
+        if (t->end > covered || !last) last = t;
+        covered = t->end;
+    }
+    if (covered != data_size)
+        throw Invalid(std::to_string(data_size - covered) + " trailing bytes after the last tensor (data section is " +
+                                 std::to_string(data_size) + " bytes, tensors end at " + std::to_string(covered) + ")");
+}
+
+struct Header {
+    std::vector<TensorInfo> tensors;
+    std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Everything after the 8 length bytes. Problems are thrown as runtime_error without the path.
+Header parse_header(std::string_view text, std::size_t data_size) {
+    if (std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
+        throw Invalid("header is not valid UTF-8 (byte " + std::to_string(bad) + " of the header)");
+    if (!text.starts_with('{')) throw Invalid("header does not start with '{' (the top level must be a JSON object)");
+
+    // JSON allows no raw NUL anywhere, but nlohmann's lexer takes one for the end of the input and would
+    // accept "{}\0<anything>".
+    if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+        throw Invalid("header is not valid JSON: NUL byte at offset " + std::to_string(nul) + " (padding must be spaces)");
+    HeaderParser parser;
+    if (!Json::sax_parse(text.begin(), text.end(), &parser, Json::input_format_t::json, true, false))
+        throw Invalid(parser.error);
+
+    Header h;
+    for (const auto& [key, value] : parser.root.items()) {
+        if (key != "__metadata__") {
+            h.tensors.push_back(parse_entry(key, value, data_size));
+            continue;
+        }
+        if (!value.is_object()) throw Invalid("__metadata__ is not an object");
+        for (const auto& [k, v] : value.items()) {
+            if (!v.is_string()) throw Invalid("__metadata__: value of " + in_quotes(k) + " is not a string");
+            h.metadata.emplace_back(k, v.get<std::string>());
+        }
+    }
+    check_layout(h.tensors, data_size);
+    return h;
+}
+
+// -------------------------------------------------------------------------------------- conversions
+
+template <class T>
+T load(const std::byte* p) {  // the data section has no alignment guarantee
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
+    if (exponent == 0) {  // zero or subnormal: mantissa · 2^-24, exact in float
+        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
+    }
+    if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));  // ±inf, NaN keeps its payload
+    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));            // rebias 15 -> 127
+}
+
+float bfloat_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+
+// ------------------------------------------------------------------------------------------ writing
+
+class TempFile {  // removes itself unless committed
+public:
+    TempFile(const fs::path& target)
+        : target_(target), path_(fs::path(target).concat(".tmp-" + std::to_string(::getpid()))) {
+        // O_NOFOLLOW: never write through a planted symlink; O_TRUNC: a stale file from a crashed
+        // process that had our pid is overwritten.
+        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd_ < 0) fail("cannot create");
+        created_ = true;
+    }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+    ~TempFile() {
+        if (fd_ >= 0) ::close(fd_);
+        if (created_) ::unlink(path_.c_str());
+    }
+
+    void write(std::span<const std::byte> bytes) {
+        while (!bytes.empty()) {
+            const ssize_t n = ::write(fd_, bytes.data(), std::min<std::size_t>(bytes.size(), 1u << 30));
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) errno = EIO;
+            if (n <= 0) fail("cannot write");
+            bytes = bytes.subspan(static_cast<std::size_t>(n));
+        }
+    }
+
+    void commit() {
+        if (::fsync(fd_) != 0) fail("cannot sync");
+        const int fd = fd_;
+        fd_ = -1;
+        if (::close(fd) != 0) fail("cannot close");
+        if (::rename(path_.c_str(), target_.c_str()) != 0) fail("cannot rename", " to it");
+        created_ = false;
+        // Make the rename itself durable; the file is complete either way, so failures are ignored.
+        const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+        if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+            ::fsync(d);
+            ::close(d);
+        }
+    }
+
+private:
+    fs::path target_, path_;
+    int fd_ = -1;
+    bool created_ = false;
+
+    // "<target>: cannot write "<temporary>": No space left on device". errno is read before any
+    // string is built: allocation may change it.
+    [[noreturn]] void fail(const char* verb, const char* rest = "") const {
+        const int error = errno;
+        throw FormatError(target_.string() + ": " + verb + " " + in_quotes(path_.string()) + rest + ": " + errno_message(error));
+    }
+};
+
+std::string build_header(const std::vector<WriteTensor>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
+    // Hand-assembled (ordered_json's operator[] is linear per key); Json(s).dump() escapes one string.
+    auto string = [](const std::string& s) { return Json(s).dump(); };
+    std::string h = "{";
+    if (!metadata.empty()) {
+        h += "\"__metadata__\":{";
+        for (std::size_t i = 0; i < metadata.size(); ++i) {
+            if (i) h += ',';
+            h += string(metadata[i].first);
+            h += ':';
+            h += string(metadata[i].second);
+        }
+        h += "}";
+    }
+    std::size_t offset = 0;
+    for (const auto& t : tensors) {
+        if (h.size() > 1) h += ",";
+        h += string(t.name) + ":{\"dtype\":\"" + std::string(name(t.dtype)) + "\",\"shape\":[";
+        for (std::size_t i = 0; i < t.shape.size(); ++i) {
+            if (i) h += ',';
+            h += std::to_string(t.shape[i]);
+        }
+        h += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + t.data.size()) + "]}";
+        offset += t.data.size();
+    }
+    h += "}";
+    h.append((8 - h.size() % 8) % 8, ' ');  // keeps the data section 8-byte aligned
+    return h;
+}
+
+// Everything that can be wrong with the request itself, checked before the file system is touched.
+void check_request(const std::vector<WriteTensor>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
+    std::unordered_set<std::string_view> names, keys;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const WriteTensor& t = tensors[i];
+        if (invalid_utf8_at(t.name) != std::string_view::npos)
+            throw Invalid("the name of tensor " + std::to_string(i) + " is not valid UTF-8");
+        if (t.name == "__metadata__") throw Invalid("tensor name \"__metadata__\" is reserved");
+        if (!names.insert(t.name).second) throw Invalid("duplicate tensor name " + in_quotes(t.name));
+        entry(t.dtype);  // a valid enumerator
+        auto bytes = byte_count(t.shape, size_of(t.dtype));
+        if (!bytes) throw Invalid(tensor_label(t.name) + ": shape " + to_string(t.shape) + " overflows the byte count");
+        if (*bytes != t.data.size())
+            throw Invalid(tensor_label(t.name) + ": shape " + to_string(t.shape) + " needs " + std::to_string(*bytes) +
+                                     " bytes, data has " + std::to_string(t.data.size()));
+        if (total > std::numeric_limits<std::size_t>::max() - *bytes) throw Invalid("the data section overflows");
+        total += *bytes;
+    }
+    for (std::size_t i = 0; i < metadata.size(); ++i) {
+        const auto& [k, v] = metadata[i];
+        if (invalid_utf8_at(k) != std::string_view::npos || invalid_utf8_at(v) != std::string_view::npos)
+            throw Invalid("metadata entry " + std::to_string(i) + " is not valid UTF-8");
+        if (!keys.insert(k).second) throw Invalid("duplicate metadata key " + in_quotes(k));
+    }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------- dtypes
+
+std::string_view name(DType dtype) { return entry(dtype).name; }
+std::size_t size_of(DType dtype) { return entry(dtype).size; }
+
+// ------------------------------------------------------------------------------------------ reading
+
+SafetensorsFile SafetensorsFile::open(const fs::path& path) {
+    const std::string where = path.string() + ": ";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int error = errno;
+        throw FormatError(where + "cannot open: " + errno_message(error));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int error = errno;
+        ::close(fd);
+        throw FormatError(where + "cannot stat: " + errno_message(error));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw FormatError(where + "not a regular file");
+    }
+    const auto file_size = static_cast<std::uint64_t>(st.st_size);
+    if (file_size < 8) {
+        ::close(fd);
+        throw FormatError(where + "file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
+    }
+
+    SafetensorsFile f;
+    f.path_ = path;
+    void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int map_error = errno;
+    ::close(fd);  // the mapping keeps the file alive
+    if (map == MAP_FAILED) throw FormatError(where + "cannot map: " + errno_message(map_error));
+    f.map_ = static_cast<const std::byte*>(map);
+    f.map_size_ = file_size;  // from here on, f's destructor unmaps
+
+    const auto n = load<std::uint64_t>(f.map_);
+    if (n > max_header_size)
+        throw FormatError(where + "header length " + std::to_string(n) + " exceeds the " + std::to_string(max_header_size) + "-byte limit");
+    if (n > file_size - 8)  // 8 + n would overflow for n near 2^64; the cap above already rules that out
+        throw FormatError(where + "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
+                          " bytes)");
+    f.data_ = std::span(f.map_ + 8 + n, file_size - 8 - n);
+
+    try {
+        Header h = parse_header(std::string_view(reinterpret_cast<const char*>(f.map_ + 8), n), f.data_.size());
+        f.tensors_ = std::move(h.tensors);
+        f.metadata_ = std::move(h.metadata);
+    } catch (const Invalid& e) {
+        throw FormatError(where + e.what());
+    }
+    f.by_name_.resize(f.tensors_.size());
+    for (std::size_t i = 0; i < f.by_name_.size(); ++i) f.by_name_[i] = i;
+    std::sort(f.by_name_.begin(), f.by_name_.end(), [&](std::size_t a, std::size_t b) { return f.tensors_[a].name < f.tensors_[b].name; });
+    return f;
+}
+
+SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      map_(std::exchange(other.map_, nullptr)),
+      map_size_(std::exchange(other.map_size_, 0)),
+      data_(std::exchange(other.data_, {})),
+      tensors_(std::move(other.tensors_)),
+      by_name_(std::move(other.by_name_)),
+      metadata_(std::move(other.metadata_)) {}
+
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
+    if (this != &other) {
+        if (map_) ::munmap(const_cast<std::byte*>(map_), map_size_);
+        path_ = std::move(other.path_);
+        map_ = std::exchange(other.map_, nullptr);
+        map_size_ = std::exchange(other.map_size_, 0);
+        data_ = std::exchange(other.data_, {});
+        tensors_ = std::move(other.tensors_);
+        by_name_ = std::move(other.by_name_);
+        metadata_ = std::move(other.metadata_);
+    }
+    return *this;
+}
+
+SafetensorsFile::~SafetensorsFile() {
+    if (map_) ::munmap(const_cast<std::byte*>(map_), map_size_);
+}
+
+const TensorInfo* SafetensorsFile::find(std::string_view name) const {
+    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                               [&](std::size_t i, std::string_view n) { return std::string_view(tensors_[i].name) < n; });
+    if (it == by_name_.end() || tensors_[*it].name != name) return nullptr;
+    return &tensors_[*it];
+}
+
+std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& t) const {
+    // t may be hand-made or come from another file: never trust it to lie within this one.
+    if (t.begin > t.end || t.end > data_.size())
+        throw FormatError(path_.string() + ": " + tensor_label(t.name) + ": data_offsets " + range(t.begin, t.end) +
+                          " lie outside the data section (" + std::to_string(data_.size()) + " bytes)");
+    return data_.subspan(t.begin, t.end - t.begin);
+}
+
+namespace {
+// The bytes of t, checked against its dtype and shape, and the element count.
+std::pair<std::span<const std::byte>, std::size_t> checked(const SafetensorsFile& f, const TensorInfo& t) {
+    auto data = f.bytes(t);
+    auto bytes = byte_count(t.shape, size_of(t.dtype));
+    if (!bytes || *bytes != data.size())
+        throw FormatError(f.path().string() + ": " + tensor_label(t.name) + ": shape " + to_string(t.shape) + " needs " +
+                          (bytes ? std::to_string(*bytes) : std::string("too many")) + " bytes, data_offsets give " +
+                          std::to_string(data.size()));
+    return {data, data.size() / size_of(t.dtype)};
+}
+
+template <class Container>
+Container shaped(const std::vector<std::size_t>& shape) {
+    return Container::from_shape(typename Container::shape_type(shape.begin(), shape.end()));
+}
+
+template <class From, class To, class Convert>
+void convert(std::span<const std::byte> data, To* out, std::size_t count, Convert f) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = f(load<From>(data.data() + i * sizeof(From)));
+}
+}  // namespace
+
+Tensor SafetensorsFile::read_float(const TensorInfo& t) const {
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64)
+        throw FormatError(path_.string() + ": " + tensor_label(t.name) + ": dtype " + std::string(name(t.dtype)) +
+                          " cannot be read as float (F32, F16, BF16 or F64 expected)");
+    auto [data, count] = checked(*this, t);
+    Tensor out = shaped<Tensor>(t.shape);
+    float* p = out.data();
+    switch (t.dtype) {
+        case DType::F32:
+            if (count) std::memcpy(p, data.data(), count * sizeof(float));
+            break;
+        case DType::F16: convert<std::uint16_t>(data, p, count, half_to_float); break;
+        case DType::BF16: convert<std::uint16_t>(data, p, count, bfloat_to_float); break;
+        default: convert<double>(data, p, count, [](double x) { return static_cast<float>(x); }); break;
+    }
+    return out;
+}
+
+IdTensor SafetensorsFile::read_int(const TensorInfo& t) const {
+    const DType d = t.dtype;
+    if (d != DType::I64 && d != DType::I32 && d != DType::I16 && d != DType::I8 && d != DType::U32 && d != DType::U16 && d != DType::U8)
+        throw FormatError(path_.string() + ": " + tensor_label(t.name) + ": dtype " + std::string(name(d)) +
+                          " cannot be read as integers (I64, I32, I16, I8, U32, U16 or U8 expected)");
+    auto [data, count] = checked(*this, t);
+    IdTensor out = shaped<IdTensor>(t.shape);
+    std::int64_t* p = out.data();
+    auto widen = [](auto x) { return static_cast<std::int64_t>(x); };
+    switch (d) {
+        case DType::I64: convert<std::int64_t>(data, p, count, widen); break;
+        case DType::I32: convert<std::int32_t>(data, p, count, widen); break;
+        case DType::I16: convert<std::int16_t>(data, p, count, widen); break;
+        case DType::I8: convert<std::int8_t>(data, p, count, widen); break;
+        case DType::U32: convert<std::uint32_t>(data, p, count, widen); break;
+        case DType::U16: convert<std::uint16_t>(data, p, count, widen); break;
+        default: convert<std::uint8_t>(data, p, count, widen); break;
+    }
+    return out;
+}
+
+// ------------------------------------------------------------------------------------------ writing
+
+WriteTensor f32(std::string name, const Tensor& t) {
+    return {std::move(name), DType::F32, {t.shape().begin(), t.shape().end()}, std::as_bytes(std::span(t.data(), t.size()))};
+}
+
+WriteTensor i64(std::string name, const IdTensor& t) {
+    return {std::move(name), DType::I64, {t.shape().begin(), t.shape().end()}, std::as_bytes(std::span(t.data(), t.size()))};
+}
+
+WriteTensor f64_scalar(std::string name, const double& value) {
+    return {std::move(name), DType::F64, {}, std::as_bytes(std::span(&value, 1))};
+}
+
+void write_safetensors(const fs::path& path, const std::vector<WriteTensor>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata) {
+    std::string header;
+    try {
+        check_request(tensors, metadata);
+        header = build_header(tensors, metadata);
+        if (header.size() > max_header_size)
+            throw Invalid("header is " + std::to_string(header.size()) + " bytes, over the " + std::to_string(max_header_size) +
+                                     "-byte limit");
+    } catch (const Invalid& e) {
+        throw FormatError(path.string() + ": " + e.what());
+    }
+
+    TempFile file(path);
+    const auto n = static_cast<std::uint64_t>(header.size());
+    file.write(std::as_bytes(std::span(&n, 1)));
+    file.write(std::as_bytes(std::span(header)));
+    for (const auto& t : tensors) file.write(t.data);
+    file.commit();
+}
+
+}  // namespace remat::hf
