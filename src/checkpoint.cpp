@@ -29,13 +29,13 @@ Snapshot::Replay::~Replay() {
 
 Policy Policy::every(std::size_t k) {
     if (k == 0) throw ValueError("checkpoint policy every:K needs K ≥ 1");
-    Policy p{Kind::every};
+    Policy p = of(Kind::every);
     p.k = k;
     return p;
 }
 
 Policy Policy::when(std::function<bool(const std::string&, std::size_t)> predicate) {
-    Policy p{Kind::predicate};
+    Policy p = of(Kind::predicate);
     p.predicate = std::move(predicate);
     return p;
 }

@@ -163,11 +163,16 @@ struct Policy {
     // predicate(path, block index): checkpoint this block?
     std::function<bool(const std::string& path, std::size_t index)> predicate;
 
-    static Policy none() { return {Kind::none}; }
-    static Policy blocks() { return {Kind::blocks}; }
+    static Policy of(Kind kind) {
+        Policy p;
+        p.kind = kind;
+        return p;
+    }
+    static Policy none() { return of(Kind::none); }
+    static Policy blocks() { return of(Kind::blocks); }
     static Policy every(std::size_t k);
-    static Policy sqrt() { return {Kind::sqrt}; }
-    static Policy selective() { return {Kind::selective}; }
+    static Policy sqrt() { return of(Kind::sqrt); }
+    static Policy selective() { return of(Kind::selective); }
     static Policy when(std::function<bool(const std::string& path, std::size_t index)> predicate);
     // "none", "blocks", "every:K", "sqrt", "selective"; anything else throws ValueError.
     static Policy parse(const std::string& spec);

@@ -170,12 +170,10 @@ auto fmap_children(X&& x, F&& f, std::string_view path = "") {
         for (std::size_t i = 0; i < x.size(); ++i) out.push_back(f(pass<X>(x[i]), join(path, std::to_string(i))));
         return out;
     } else if constexpr (is_tuple<T>) {
-        return std::apply(
-            [&](auto&... e) {
-                std::size_t i = 0;
-                return std::tuple<decltype(f(pass<X>(e), std::string()))...>{f(pass<X>(e), join(path, std::to_string(i++)))...};
-            },
-            x);
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::tuple<decltype(f(pass<X>(std::get<I>(x)), std::string()))...>{
+                f(pass<X>(std::get<I>(x)), join(path, std::to_string(I)))...};
+        }(std::make_index_sequence<std::tuple_size_v<T>>{});
     } else if constexpr (is_optional<T>) {
         using R = decltype(f(pass<X>(*x), std::string()));
         return x ? std::optional<R>(f(pass<X>(*x), std::string(path))) : std::optional<R>();
