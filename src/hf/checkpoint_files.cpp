@@ -46,7 +46,11 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
         c.files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(file)));
         for (const TensorInfo& t : c.files_.back()->tensors()) c.order_.push_back(t.name);
     };
-    if (fs::is_regular_file(dir)) {
+    if (fs::is_regular_file(dir) && dir.extension() == ".bin") {
+        c.bin_ = std::make_unique<PytorchBinFile>(PytorchBinFile::open(dir));
+        for (const TensorInfo& t : c.bin_->tensors()) c.order_.push_back(t.name);
+        c.description_ = dir.string();
+    } else if (fs::is_regular_file(dir)) {
         add(dir);
         c.description_ = dir.string();
     } else if (fs::exists(dir / "model.safetensors")) {
@@ -69,8 +73,9 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
         }
         c.description_ = index.string() + " (" + std::to_string(shards.size()) + " shards)";
     } else if (fs::exists(dir / "pytorch_model.bin")) {
-        throw FormatError((dir / "pytorch_model.bin").string() +
-                          ": pytorch_model.bin is not supported yet; convert it to model.safetensors");
+        c.bin_ = std::make_unique<PytorchBinFile>(PytorchBinFile::open(dir / "pytorch_model.bin"));
+        for (const TensorInfo& t : c.bin_->tensors()) c.order_.push_back(t.name);
+        c.description_ = (dir / "pytorch_model.bin").string();
     } else if (!fs::exists(dir)) {
         throw FormatError(dir.string() + ": no such file or folder");
     } else {
@@ -87,6 +92,7 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
 std::vector<std::string> CheckpointFiles::names() const { return order_; }
 
 CheckpointFiles::Located CheckpointFiles::locate(const std::string& name) const {
+    if (bin_) return {nullptr, bin_->find(name), bin_.get()};
     for (const auto& f : files_)
         if (const TensorInfo* t = f->find(name)) return {f.get(), t};
     return {nullptr, nullptr};
@@ -97,12 +103,14 @@ const TensorInfo* CheckpointFiles::find(const std::string& name) const { return 
 Tensor CheckpointFiles::read_float(const std::string& name) const {
     Located l = locate(name);
     if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    if (l.bin) return l.bin->read_float(*l.info);
     return l.file->read_float(*l.info);
 }
 
 IdTensor CheckpointFiles::read_int(const std::string& name) const {
     Located l = locate(name);
     if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    if (l.bin) return l.bin->read_int(*l.info);
     return l.file->read_int(*l.info);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "remat/core/tensor.hpp"
+#include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
 
 namespace remat::hf {
@@ -30,10 +31,12 @@ private:
     struct Located {
         const SafetensorsFile* file;
         const TensorInfo* info;
+        const PytorchBinFile* bin = nullptr;  // instead of file, for pytorch_model.bin
     };
     Located locate(const std::string& name) const;
 
     std::vector<std::unique_ptr<SafetensorsFile>> files_;
+    std::unique_ptr<PytorchBinFile> bin_;  // set instead of files_ for pytorch_model.bin
     std::vector<std::string> order_;
     std::string description_;
 };

@@ -1,0 +1,37 @@
+#include "src/cli/errors.hpp"
+
+#include <cstdio>
+
+namespace remat::cli {
+
+std::string one_line(std::string_view message) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= message.size()) {
+        std::size_t end = message.find('\n', start);
+        if (end == std::string_view::npos) end = message.size();
+        std::string_view line = message.substr(start, end - start);
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+        if (!line.empty()) {
+            if (!out.empty()) out += out.back() == ':' ? " " : "; ";
+            out += line;
+        }
+        start = end + 1;
+    }
+    return out;
+}
+
+void print_error(std::string_view message) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", one_line(message).c_str());
+    std::fflush(stderr);
+}
+
+void print_warning(std::string_view message) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "warning: %s\n", one_line(message).c_str());
+    std::fflush(stderr);
+}
+
+}  // namespace remat::cli

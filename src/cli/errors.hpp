@@ -1,0 +1,26 @@
+#pragma once
+// How the command line fails: every problem becomes exactly one line "error: …" on stderr and exit
+// code 2 — usage mistakes, bad files, library exceptions alike. Warnings are "warning: …" lines.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace remat::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 2;
+
+// A problem the command line finds itself (a bad flag value, a missing input tensor). The message
+// names the thing: "in.safetensors: tensor \"input_ids\" is F32, expected I64".
+struct Failure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A message on one line: the library's multi-line messages (a load error lists every tensor on its
+// own indented line) are joined with "; " (or a space after a trailing ':').
+std::string one_line(std::string_view message);
+
+void print_error(std::string_view message);    // "error: <message>" on stderr
+void print_warning(std::string_view message);  // "warning: <message>" on stderr
+
+}  // namespace remat::cli

@@ -1,0 +1,79 @@
+#include "src/cli/info.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+#include "remat/hf/checkpoint_files.hpp"
+#include "src/cli/errors.hpp"
+#include "src/cli/model_folder.hpp"
+#include "src/cli/pretrained.hpp"
+
+namespace remat::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+// A config value as written in config.json; floats as the shortest text that reads back the same
+// float32 (1e-05, not 9.999999747378752e-06).
+std::string value_text(const nlohmann::json& v) {
+    if (v.is_number_float()) {
+        char buffer[32];
+        const auto r = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v.get<double>()));
+        return std::string(buffer, r.ptr);
+    }
+    if (v.is_string()) return v.get<std::string>();
+    return v.dump();
+}
+
+int info_file(const fs::path& path) {
+    const auto file = hf::SafetensorsFile::open(path);
+    std::size_t bytes = 0;
+    for (const hf::TensorInfo& t : file.tensors()) bytes += t.end - t.begin;
+    std::printf("file: %s\n", path.string().c_str());
+    std::printf("tensors: %zu (%zu bytes of data)\n", file.tensors().size(), bytes);
+    for (const hf::TensorInfo& t : file.tensors())
+        std::printf("  %s %s %s [%zu, %zu)\n", t.name.c_str(), std::string(hf::name(t.dtype)).c_str(),
+                    to_string(t.shape).c_str(), t.begin, t.end);
+    if (file.metadata().empty()) {
+        std::printf("metadata: none\n");
+    } else {
+        std::printf("metadata:\n");
+        for (const auto& [key, value] : file.metadata()) std::printf("  %s: %s\n", key.c_str(), value.c_str());
+    }
+    return exit_ok;
+}
+
+int info_folder(const fs::path& dir) {
+    const ModelFolder folder = inspect(dir);
+    const nlohmann::json config = config_fields(folder);
+    // Load first: nothing is printed for a model that cannot be loaded.
+    auto [parameters, warnings] = with_pretrained(folder, [](auto& model, hf::LoadReport& report) {
+        return std::pair{tree::count_parameters(model), std::move(report.warnings)};
+    });
+    const auto files = hf::CheckpointFiles::open(dir);
+
+    std::printf("model: %s\n", dir.string().c_str());
+    std::printf("architecture: %s\n", name(folder.architecture));
+    std::printf("config: %s\n", folder.config.string().c_str());
+    std::printf("  model_type: %s\n", value_text(config["model_type"]).c_str());
+    for (const auto& [key, value] : config.items())
+        if (key != "model_type") std::printf("  %s: %s\n", key.c_str(), value_text(value).c_str());
+    const auto names = files.names();
+    std::printf("checkpoint: %s (%zu tensors)\n", files.description().c_str(), names.size());
+    for (const std::string& n : names) {
+        const hf::TensorInfo* t = files.find(n);
+        std::printf("  %s %s %s\n", n.c_str(), std::string(hf::name(t->dtype)).c_str(), to_string(t->shape).c_str());
+    }
+    std::printf("parameters: %zu\n", parameters);
+    for (const std::string& w : warnings) print_warning(w);
+    return exit_ok;
+}
+}  // namespace
+
+int info(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw Failure(path.string() + ": no such file or folder");
+    return fs::is_directory(path, ec) ? info_folder(path) : info_file(path);
+}
+
+}  // namespace remat::cli

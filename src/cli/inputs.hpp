@@ -1,0 +1,29 @@
+#pragma once
+// The IN file of `remat run`: input_ids (I64, (B, T)) and optional attention_mask, token_type_ids and
+// labels (I64, (B, T) each), validated against the model before anything runs.
+#include <filesystem>
+#include <optional>
+
+#include "remat/core/tensor.hpp"
+
+namespace remat::cli {
+
+// What the model accepts.
+struct InputLimits {
+    std::size_t vocab_size;
+    std::size_t max_positions;    // n_positions / max_position_embeddings
+    std::size_t type_vocab_size;  // 0: the model takes no token_type_ids (GPT-2)
+    bool padding_mask;            // false: attention_mask may only hold ones (GPT-2)
+};
+
+struct Batch {
+    IdTensor input_ids;
+    std::optional<IdTensor> attention_mask, token_type_ids, labels;
+};
+
+// Throws Failure naming the file and the tensor: a missing input_ids, a dtype other than I64, a shape
+// other than input_ids' (B, T), a token id, token type or label out of range (labels may be -100),
+// a mask value other than 0 or 1. Tensors that are not inputs are reported by `unused`.
+Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, std::vector<std::string>& unused);
+
+}  // namespace remat::cli

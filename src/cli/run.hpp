@@ -1,0 +1,21 @@
+#pragma once
+// `remat run DIR --input IN --out OUT`: one forward and backward pass of a model folder's model on a
+// batch, with dropout off, writing logits, loss, optionally every parameter gradient, and measured
+// time and activation memory (the contract: ../../docs/cli.md).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace remat::cli {
+
+struct RunOptions {
+    std::filesystem::path dir, input, output;
+    bool grads = false;
+    std::string checkpoint = "none";  // a Policy::parse spec
+    std::int64_t repeat = 1;          // timed forward+backward passes
+};
+
+// Throws on any problem (nothing is written then); returns the exit code.
+int run(const RunOptions& options);
+
+}  // namespace remat::cli
