@@ -1,5 +1,7 @@
 #include "broadcast.hpp"
 
+#include <algorithm>
+
 namespace remat::ops::detail {
 
 Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
@@ -27,11 +29,23 @@ std::vector<std::size_t> broadcast_strides(const Shape& from, const Shape& to) {
     return strides;
 }
 
+std::size_t suffix_length(const Shape& small, const Shape& large) {
+    if (small.empty() || small.size() > large.size()) return 0;
+    if (!std::equal(small.begin(), small.end(), large.end() - static_cast<std::ptrdiff_t>(small.size()))) return 0;
+    return element_count(small);
+}
+
 void accumulate_unbroadcast(Tensor& into, const Tensor& g) {
     float* d = into.data();
     const float* s = g.data();
     if (into.shape() == g.shape()) {
         for (std::size_t i = 0, n = g.size(); i < n; ++i) d[i] += s[i];
+        return;
+    }
+    if (const std::size_t n = suffix_length(into.shape(), g.shape())) {
+        // Rows in order: the same summation order as the general path below.
+        for (std::size_t r = 0, rows = g.size() / n; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) d[j] += s[r * n + j];
         return;
     }
     const auto strides = broadcast_strides(into.shape(), g.shape());

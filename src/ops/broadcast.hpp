@@ -34,6 +34,10 @@ void for_each_broadcast(const Shape& to, const std::vector<std::size_t>& sa, con
     }
 }
 
+// When `small` equals the trailing dims of `large` (a bias against a batch of rows), the number of
+// elements of `small` (> 0); otherwise 0.
+std::size_t suffix_length(const Shape& small, const Shape& large);
+
 // into (shape s) += g (shape `to`, broadcast from s): sums g over the broadcast axes, in index order.
 void accumulate_unbroadcast(Tensor& into, const Tensor& g);
 

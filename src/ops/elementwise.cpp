@@ -24,6 +24,9 @@ Tensor forward(const char* name, const Tensor& a, const Tensor& b) {
     const float *x = a.data(), *y = b.data();
     if (a.shape() == b.shape()) {
         for (std::size_t i = 0, n = out.size(); i < n; ++i) o[i] = apply<op>(x[i], y[i]);
+    } else if (const std::size_t n = suffix_length(b.shape(), a.shape())) {  // a bias: rows of a, one b
+        for (std::size_t r = 0, rows = a.size() / n; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) o[r * n + j] = apply<op>(x[r * n + j], y[j]);
     } else {
         for_each_broadcast(out_shape, broadcast_strides(a.shape(), out_shape), broadcast_strides(b.shape(), out_shape),
                            [&](std::size_t i, std::size_t ia, std::size_t ib) { o[i] = apply<op>(x[ia], y[ib]); });

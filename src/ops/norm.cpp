@@ -8,6 +8,23 @@
 namespace remat::ops {
 using namespace detail;
 
+namespace {
+// Σ f(c) for c in [0, C) in 16 fixed partial sums combined in a fixed order: the same bits on every
+// call, and a loop the compiler can vectorise (a single running sum forces one add at a time).
+template <class F>
+float fixed_order_sum(std::size_t C, F&& f) {
+    constexpr std::size_t L = 16;
+    float part[L] = {};
+    std::size_t c = 0;
+    for (; c + L <= C; c += L)
+        for (std::size_t l = 0; l < L; ++l) part[l] += f(c + l);
+    for (; c < C; ++c) part[c % L] += f(c);
+    for (std::size_t width = L / 2; width > 0; width /= 2)
+        for (std::size_t l = 0; l < width; ++l) part[l] += part[l + width];
+    return part[0];
+}
+}  // namespace
+
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     require_rank_at_least("layer_norm", x, 1);
     const std::size_t C = x.shape().back(), rows = leading_rows(x.shape());
@@ -19,12 +36,9 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     for (std::size_t r = 0; r < rows; ++r) {
         const float* xr = in + r * C;
         float* yr = y.data() + r * C;
-        float mean = 0.0f;
-        for (std::size_t c = 0; c < C; ++c) mean += xr[c];
-        mean /= static_cast<float>(C);
-        float var = 0.0f;
-        for (std::size_t c = 0; c < C; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-        var /= static_cast<float>(C);
+        const float mean = fixed_order_sum(C, [&](std::size_t c) { return xr[c]; }) / static_cast<float>(C);
+        const float var =
+            fixed_order_sum(C, [&](std::size_t c) { return (xr[c] - mean) * (xr[c] - mean); }) / static_cast<float>(C);
         const float rstd = 1.0f / std::sqrt(var + eps);
         for (std::size_t c = 0; c < C; ++c) yr[c] = (xr[c] - mean) * rstd * w[c] + b[c];
         mean_rstd(r, 0) = mean;
@@ -35,29 +49,31 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     auto stats = share(std::move(mean_rstd));
     return ad::record(ad::OpKind::norm, share(std::move(y)), {x, gamma, beta},
                       [xv, wv, stats, rows, C](const Tensor& dy, ad::Grads& g) {
+                          const float* w = wv->data();
+                          float* dx = g.wants(0) ? g[0].data() : nullptr;
+                          float* dgamma = g.wants(1) ? g[1].data() : nullptr;
+                          float* dbeta = g.wants(2) ? g[2].data() : nullptr;
                           for (std::size_t r = 0; r < rows; ++r) {
                               const float* xr = xv->data() + r * C;
                               const float* dyr = dy.data() + r * C;
                               const float mean = (*stats)(r, 0), rstd = (*stats)(r, 1);
                               // dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂)), dx̂ = dy · gamma
-                              float mean_dxhat = 0.0f, mean_dxhat_xhat = 0.0f;
-                              for (std::size_t c = 0; c < C; ++c) {
-                                  const float xhat = (xr[c] - mean) * rstd;
-                                  const float dxhat = dyr[c] * wv->data()[c];
-                                  mean_dxhat += dxhat;
-                                  mean_dxhat_xhat += dxhat * xhat;
-                              }
-                              mean_dxhat /= static_cast<float>(C);
-                              mean_dxhat_xhat /= static_cast<float>(C);
-                              for (std::size_t c = 0; c < C; ++c) {
-                                  const float xhat = (xr[c] - mean) * rstd;
-                                  if (g.wants(0)) {
-                                      const float dxhat = dyr[c] * wv->data()[c];
-                                      g[0].data()[r * C + c] += rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+                              const float mean_dxhat =
+                                  fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c]; }) / static_cast<float>(C);
+                              const float mean_dxhat_xhat =
+                                  fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c] * ((xr[c] - mean) * rstd); }) /
+                                  static_cast<float>(C);
+                              if (dx) {
+                                  float* dxr = dx + r * C;
+                                  for (std::size_t c = 0; c < C; ++c) {
+                                      const float xhat = (xr[c] - mean) * rstd;
+                                      dxr[c] += rstd * (dyr[c] * w[c] - mean_dxhat - xhat * mean_dxhat_xhat);
                                   }
-                                  if (g.wants(1)) g[1].data()[c] += dyr[c] * xhat;
-                                  if (g.wants(2)) g[2].data()[c] += dyr[c];
                               }
+                              if (dgamma)
+                                  for (std::size_t c = 0; c < C; ++c) dgamma[c] += dyr[c] * ((xr[c] - mean) * rstd);
+                              if (dbeta)
+                                  for (std::size_t c = 0; c < C; ++c) dbeta[c] += dyr[c];
                           }
                       });
 }
