@@ -4,6 +4,7 @@
 #include <xtensor/xnoalias.hpp>
 
 #include "common.hpp"
+#include "kernels.hpp"
 
 namespace remat::ops {
 using namespace detail;
@@ -25,13 +26,30 @@ Var unary(Tensor y, const Var& x, Accumulate accumulate) {
 }
 }  // namespace
 
+namespace {
+REMAT_VECTOR_CLONES
+void gelu_tanh_forward(const float* x, float* y, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + fast_tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v)));
+    }
+}
+
+REMAT_VECTOR_CLONES
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float t = fast_tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v));
+        dx[i] += dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * sqrt_2_over_pi * (1.0f + 3.0f * gelu_cubic * v * v));
+    }
+}
+}  // namespace
+
 Var gelu_tanh(const Var& x) {
-    const Tensor& v = x.value();
-    Tensor y = 0.5f * v * (1.0f + xt::tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v)));
+    Tensor y = empty(x.shape());
+    gelu_tanh_forward(x.value().data(), y.data(), y.size());
     return unary(std::move(y), x, [](const Tensor& v, const Tensor&, const Tensor& dy, Tensor& dx) {
-        Tensor t = xt::tanh(sqrt_2_over_pi * (v + gelu_cubic * v * v * v));
-        xt::noalias(dx) +=
-            dy * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * sqrt_2_over_pi * (1.0f + 3.0f * gelu_cubic * v * v));
+        gelu_tanh_backward(v.data(), dy.data(), dx.data(), v.size());
     });
 }
 

@@ -3,9 +3,30 @@
 #include <cmath>
 
 #include "common.hpp"
+#include "kernels.hpp"
 
 namespace remat::ops {
 using namespace detail;
+
+namespace {
+// lse[i] = log Σ_v exp(x[i, v]) for each of the N rows of V logits.
+REMAT_VECTOR_CLONES
+void log_sum_exp_rows(const float* x, float* lse, std::size_t N, std::size_t V) {
+    for (std::size_t i = 0; i < N; ++i) {
+        const float* row = x + i * V;
+        float max = row[0];
+        for (std::size_t v = 1; v < V; ++v) max = row[v] > max ? row[v] : max;
+        const float sum = fixed_order_sum(V, [&](std::size_t v) { return fast_exp(row[v] - max); });
+        lse[i] = max + std::log(sum);
+    }
+}
+
+// d += exp(row − lse) · scale: the softmax of a row, scaled.
+REMAT_VECTOR_CLONES
+void softmax_row_into(const float* row, float* d, std::size_t V, float lse, float scale) {
+    for (std::size_t v = 0; v < V; ++v) d[v] += fast_exp(row[v] - lse) * scale;
+}
+}  // namespace
 
 Var cross_entropy(const Var& logits, const IdTensor& targets, std::int64_t ignore_index) {
     require_rank_at_least("cross_entropy", logits, 1);
@@ -31,15 +52,10 @@ Var cross_entropy(const Var& logits, const IdTensor& targets, std::int64_t ignor
     Tensor lse = empty(Shape{N});
     double total = 0.0;
     const float* x = logits.value().data();
+    log_sum_exp_rows(x, lse.data(), N, V);
     for (std::size_t i = 0; i < N; ++i) {
-        const float* row = x + i * V;
-        float max = row[0];
-        for (std::size_t v = 1; v < V; ++v) max = std::max(max, row[v]);
-        double s = 0.0;
-        for (std::size_t v = 0; v < V; ++v) s += std::exp(static_cast<double>(row[v] - max));
-        lse(i) = max + static_cast<float>(std::log(s));
         const std::int64_t t = targets.data()[i];
-        if (t != ignore_index) total += static_cast<double>(lse(i)) - row[t];
+        if (t != ignore_index) total += static_cast<double>(lse(i)) - x[i * V + static_cast<std::size_t>(t)];
     }
     Tensor loss = full(Shape{}, static_cast<float>(total / static_cast<double>(counted)));
     if (!ad::should_record(logits)) return Var(std::move(loss));
@@ -55,8 +71,7 @@ Var cross_entropy(const Var& logits, const IdTensor& targets, std::int64_t ignor
                               if (t == ignore_index) continue;
                               const float* row = xv->data() + i * V;
                               float* d = g[0].data() + i * V;
-                              const float l = (*lse_v)(i);
-                              for (std::size_t v = 0; v < V; ++v) d[v] += std::exp(row[v] - l) * scale;
+                              softmax_row_into(row, d, V, (*lse_v)(i), scale);
                               d[t] -= scale;
                           }
                       });

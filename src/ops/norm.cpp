@@ -4,26 +4,10 @@
 #include <xtensor/xview.hpp>
 
 #include "common.hpp"
+#include "kernels.hpp"
 
 namespace remat::ops {
 using namespace detail;
-
-namespace {
-// Σ f(c) for c in [0, C) in 16 fixed partial sums combined in a fixed order: the same bits on every
-// call, and a loop the compiler can vectorise (a single running sum forces one add at a time).
-template <class F>
-float fixed_order_sum(std::size_t C, F&& f) {
-    constexpr std::size_t L = 16;
-    float part[L] = {};
-    std::size_t c = 0;
-    for (; c + L <= C; c += L)
-        for (std::size_t l = 0; l < L; ++l) part[l] += f(c + l);
-    for (; c < C; ++c) part[c % L] += f(c);
-    for (std::size_t width = L / 2; width > 0; width /= 2)
-        for (std::size_t l = 0; l < width; ++l) part[l] += part[l + width];
-    return part[0];
-}
-}  // namespace
 
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     require_rank_at_least("layer_norm", x, 1);

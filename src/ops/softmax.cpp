@@ -1,12 +1,55 @@
 #include "remat/ops/softmax.hpp"
 
-#include <cmath>
 #include <limits>
 
 #include "common.hpp"
+#include "kernels.hpp"
 
 namespace remat::ops {
 using namespace detail;
+
+namespace {
+// Row r of scores (Tk keys) sees keys [0, visible(r)) that its padding row marks 1.
+struct RowMask {
+    std::size_t Tq, Tk, rows_per_batch;
+    bool causal;
+    const float* keep;  // (B, Tk) or null
+};
+
+REMAT_VECTOR_CLONES
+void softmax_forward(const float* in, float* out, std::size_t rows, const RowMask& m) {
+    constexpr float lowest = -std::numeric_limits<float>::infinity();
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* xr = in + r * m.Tk;
+        float* yr = out + r * m.Tk;
+        const std::size_t visible = m.causal ? r % m.Tq + 1 + (m.Tk - m.Tq) : m.Tk;
+        const float* keep = m.keep ? m.keep + (r / m.rows_per_batch) * m.Tk : nullptr;
+        // Masked scores become -inf, whose exp is exactly 0.
+        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = (k < visible && (!keep || keep[k] != 0.0f)) ? xr[k] : lowest;
+        float max = lowest;
+        for (std::size_t k = 0; k < m.Tk; ++k) max = yr[k] > max ? yr[k] : max;
+        if (max == lowest) {  // every key masked: uniform, as HF's additive mask makes it
+            for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = 1.0f / static_cast<float>(m.Tk);
+            continue;
+        }
+        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = fast_exp(yr[k] - max);
+        const float inv = 1.0f / fixed_order_sum(m.Tk, [&](std::size_t k) { return yr[k]; });
+        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] *= inv;
+    }
+}
+
+REMAT_VECTOR_CLONES
+void softmax_backward(const float* y, const float* dy, float* dx, std::size_t rows, std::size_t Tk) {
+    // dx = y ⊙ (dy − Σ dy·y), row by row; masked entries have y = 0 and get nothing.
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* yr = y + r * Tk;
+        const float* dyr = dy + r * Tk;
+        float* dxr = dx + r * Tk;
+        const float dot = fixed_order_sum(Tk, [&](std::size_t k) { return dyr[k] * yr[k]; });
+        for (std::size_t k = 0; k < Tk; ++k) dxr[k] += yr[k] * (dyr[k] - dot);
+    }
+}
+}  // namespace
 
 Var softmax(const Var& x, const SoftmaxMask& mask) {
     const Shape& s = x.shape();
@@ -15,8 +58,7 @@ Var softmax(const Var& x, const SoftmaxMask& mask) {
     const std::size_t Tq = s.size() >= 2 ? s[s.size() - 2] : 1;
     if (mask.causal) {
         require_rank_at_least("softmax (causal)", x, 2);
-        if (Tq > Tk)
-            throw ShapeError("softmax (causal): more queries than keys in scores " + to_string(s));
+        if (Tq > Tk) throw ShapeError("softmax (causal): more queries than keys in scores " + to_string(s));
     }
     std::size_t rows_per_batch = rows;
     if (mask.key_padding) {
@@ -25,46 +67,16 @@ Var softmax(const Var& x, const SoftmaxMask& mask) {
         if (m.dimension() != 2 || m.shape()[0] != s[0] || m.shape()[1] != Tk)
             throw ShapeError("softmax: key padding mask must be (batch, keys) = " + to_string(Shape{s[0], Tk}) +
                              ", got " + to_string(m.shape()));
-        rows_per_batch = rows / s[0];
+        rows_per_batch = s[0] ? rows / s[0] : 1;
     }
-    const float* in = x.value().data();
     Tensor y = empty(s);
-    float* out = y.data();
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* xr = in + r * Tk;
-        float* yr = out + r * Tk;
-        // Keys [0, visible) pass the causal mask; padding masks individual keys.
-        const std::size_t q = r % Tq;
-        const std::size_t visible = mask.causal ? q + 1 + (Tk - Tq) : Tk;
-        const float* keep = mask.key_padding ? mask.key_padding->data() + (r / rows_per_batch) * Tk : nullptr;
-        auto allowed = [&](std::size_t k) { return k < visible && (!keep || keep[k] != 0.0f); };
-        float max = -std::numeric_limits<float>::infinity();
-        for (std::size_t k = 0; k < Tk; ++k)
-            if (allowed(k)) max = std::max(max, xr[k]);
-        if (max == -std::numeric_limits<float>::infinity()) {  // every key masked
-            for (std::size_t k = 0; k < Tk; ++k) yr[k] = 1.0f / static_cast<float>(Tk);
-            continue;
-        }
-        float total = 0.0f;
-        for (std::size_t k = 0; k < Tk; ++k) {
-            yr[k] = allowed(k) ? std::exp(xr[k] - max) : 0.0f;
-            total += yr[k];
-        }
-        const float inv = 1.0f / total;
-        for (std::size_t k = 0; k < Tk; ++k) yr[k] *= inv;
-    }
+    if (Tk > 0)
+        softmax_forward(x.value().data(), y.data(), rows,
+                        {Tq, Tk, rows_per_batch, mask.causal, mask.key_padding ? mask.key_padding->data() : nullptr});
     if (!ad::should_record(x)) return Var(std::move(y));
     auto yv = share(std::move(y));
     return ad::record(ad::OpKind::softmax, yv, {x}, [yv, rows, Tk](const Tensor& dy, ad::Grads& g) {
-        // dx = y ⊙ (dy − Σ dy·y), row by row; masked entries have y = 0 and get nothing.
-        for (std::size_t r = 0; r < rows; ++r) {
-            const float* yr = yv->data() + r * Tk;
-            const float* dyr = dy.data() + r * Tk;
-            float* dxr = g[0].data() + r * Tk;
-            float dot = 0.0f;
-            for (std::size_t k = 0; k < Tk; ++k) dot += dyr[k] * yr[k];
-            for (std::size_t k = 0; k < Tk; ++k) dxr[k] += yr[k] * (dyr[k] - dot);
-        }
+        softmax_backward(yv->data(), dy.data(), g[0].data(), rows, Tk);
     });
 }
 

@@ -1,0 +1,32 @@
+#pragma once
+// Shared building blocks of the row-wise kernels (private to src/).
+#include <cstddef>
+
+#include "fast_math.hpp"
+
+// Hot loops are compiled for several instruction sets and picked at load time, as PyTorch does:
+// the library itself targets baseline x86-64, which would leave AVX2/AVX-512 unused.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define REMAT_VECTOR_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define REMAT_VECTOR_CLONES
+#endif
+
+namespace remat::ops::detail {
+
+// Σ f(i) for i in [0, n) in 16 fixed partial sums combined in a fixed order: the same bits on every
+// call, and a loop the compiler can vectorise (one running sum forces one add at a time).
+template <class F>
+inline float fixed_order_sum(std::size_t n, F&& f) {
+    constexpr std::size_t L = 16;
+    float part[L] = {};
+    std::size_t i = 0;
+    for (; i + L <= n; i += L)
+        for (std::size_t l = 0; l < L; ++l) part[l] += f(i + l);
+    for (; i < n; ++i) part[i % L] += f(i);
+    for (std::size_t width = L / 2; width > 0; width /= 2)
+        for (std::size_t l = 0; l < width; ++l) part[l] += part[l + width];
+    return part[0];
+}
+
+}  // namespace remat::ops::detail
