@@ -10,7 +10,9 @@ namespace remat::ops::detail {
 inline float fast_exp(float x) {
     constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float clamped = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
-    const float n = __builtin_roundevenf(clamped * log2e);
+    // Round to nearest by the 1.5·2²³ trick: no libm call, so the loop vectorises on any target.
+    constexpr float round_magic = 12582912.0f;
+    const float n = (clamped * log2e + round_magic) - round_magic;
     const float r = clamped - n * ln2_hi - n * ln2_lo;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;

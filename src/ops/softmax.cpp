@@ -22,19 +22,22 @@ void softmax_forward(const float* in, float* out, std::size_t rows, const RowMas
     for (std::size_t r = 0; r < rows; ++r) {
         const float* xr = in + r * m.Tk;
         float* yr = out + r * m.Tk;
+        // Keys from `visible` on are causally masked: probability 0, no exp computed for them.
         const std::size_t visible = m.causal ? r % m.Tq + 1 + (m.Tk - m.Tq) : m.Tk;
         const float* keep = m.keep ? m.keep + (r / m.rows_per_batch) * m.Tk : nullptr;
-        // Masked scores become -inf, whose exp is exactly 0.
-        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = (k < visible && (!keep || keep[k] != 0.0f)) ? xr[k] : lowest;
-        float max = lowest;
-        for (std::size_t k = 0; k < m.Tk; ++k) max = yr[k] > max ? yr[k] : max;
+        for (std::size_t k = visible; k < m.Tk; ++k) yr[k] = 0.0f;
+        if (keep)  // padding: -inf, whose exp is exactly 0
+            for (std::size_t k = 0; k < visible; ++k) yr[k] = keep[k] != 0.0f ? xr[k] : lowest;
+        else
+            for (std::size_t k = 0; k < visible; ++k) yr[k] = xr[k];
+        const float max = fixed_order_max(visible, yr);
         if (max == lowest) {  // every key masked: uniform, as HF's additive mask makes it
             for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = 1.0f / static_cast<float>(m.Tk);
             continue;
         }
-        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = fast_exp(yr[k] - max);
-        const float inv = 1.0f / fixed_order_sum(m.Tk, [&](std::size_t k) { return yr[k]; });
-        for (std::size_t k = 0; k < m.Tk; ++k) yr[k] *= inv;
+        for (std::size_t k = 0; k < visible; ++k) yr[k] = fast_exp(yr[k] - max);
+        const float inv = 1.0f / fixed_order_sum(visible, [&](std::size_t k) { return yr[k]; });
+        for (std::size_t k = 0; k < visible; ++k) yr[k] *= inv;
     }
 }
 
