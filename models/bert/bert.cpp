@@ -21,13 +21,7 @@ Var activate(Activation act, const Var& x) {
 Shape shape_of(const IdTensor& t) { return Shape(t.shape().begin(), t.shape().end()); }
 }  // namespace
 
-bool given(const IdTensor& t) { return t.dimension() > 0; }
 
-PaddingMask padding_mask(const IdTensor& attention_mask) {
-    Tensor m = empty(shape_of(attention_mask));
-    for (std::size_t i = 0; i < m.size(); ++i) m.data()[i] = attention_mask.data()[i] != 0 ? 1.0f : 0.0f;
-    return std::make_shared<const Tensor>(std::move(m));
-}
 
 void check_inputs(const Embeddings& e, const Inputs& in) {
     const Shape ids = shape_of(in.input_ids);

@@ -16,6 +16,7 @@
 
 #include "models/bert/config.hpp"
 #include "remat/checkpoint.hpp"
+#include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
 #include "remat/layers/linear.hpp"
@@ -23,10 +24,9 @@
 
 namespace remat::bert {
 
-// HF's attention_mask (B, T) of 1 (attend) and 0 (padding), as the float mask softmax takes; shared
-// so that checkpointed layers can keep it until backward.
-using PaddingMask = std::shared_ptr<const Tensor>;
-PaddingMask padding_mask(const IdTensor& attention_mask);
+using nn::given;
+using nn::padding_mask;
+using nn::PaddingMask;
 
 struct Embeddings {
     BOOST_HANA_DEFINE_STRUCT(Embeddings, (nn::Embedding, word_embeddings), (nn::Embedding, position_embeddings),
@@ -91,8 +91,7 @@ struct Inputs {
     IdTensor token_type_ids;  // (B, T), or default-constructed (0-d): all zeros
     IdTensor attention_mask;  // (B, T) of 1/0, or default-constructed (0-d): attend everywhere
 };
-// Whether an optional input was given (a default-constructed IdTensor is 0-d).
-bool given(const IdTensor& t);
+
 
 template <class L>
 struct BertModel {

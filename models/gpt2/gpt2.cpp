@@ -1,5 +1,6 @@
 #include "models/gpt2/gpt2.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "remat/layers/attention.hpp"
@@ -8,10 +9,10 @@
 
 namespace remat::gpt2 {
 
-Var Attention::operator()(const Var& x) const {
+Var Attention::operator()(const Var& x, const nn::PaddingMask& padding) const {
     nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
     Var qkv = nn::call("c_attn", c_attn, x);  // (B, T, 3C)
-    Var y = nn::self_attention(qkv, n_head, {.causal = true}, &attn_dropout);
+    Var y = nn::self_attention(qkv, n_head, {.causal = true, .key_padding = padding.get()}, &attn_dropout);
     return resid_dropout(nn::call("c_proj", c_proj, y));
 }
 
@@ -26,8 +27,8 @@ Var MLP::operator()(const Var& x) const {
     return dropout(nn::call("c_proj", c_proj, h));
 }
 
-Var Block::operator()(const Var& x) const {
-    Var h = x + nn::call("attn", attn, nn::call("ln_1", ln_1, x));
+Var Block::operator()(const Var& x, const nn::PaddingMask& padding) const {
+    Var h = x + nn::call("attn", attn, nn::call("ln_1", ln_1, x), padding);
     return h + nn::call("mlp", mlp, nn::call("ln_2", ln_2, h));
 }
 
@@ -66,6 +67,13 @@ Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout&
     for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
     Var x = nn::call("wte", wte, ids) + nn::call("wpe", wpe, positions);  // (B, T, C) + (T, C)
     return nn::call("drop", drop, x);
+}
+
+void check_mask(const IdTensor& ids, const IdTensor& attention_mask) {
+    if (!std::equal(ids.shape().begin(), ids.shape().end(), attention_mask.shape().begin(), attention_mask.shape().end()))
+        throw ShapeError("GPT2Model: attention_mask " +
+                         to_string(Shape(attention_mask.shape().begin(), attention_mask.shape().end())) +
+                         " does not match input ids " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
 }
 
 Var lm_head(const nn::Embedding& wte, const Var& hidden) {

@@ -12,6 +12,7 @@
 
 #include "models/gpt2/config.hpp"
 #include "remat/checkpoint.hpp"
+#include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
 #include "remat/layers/linear.hpp"
@@ -23,7 +24,8 @@ struct Attention {
     BOOST_HANA_DEFINE_STRUCT(Attention, (nn::Conv1D, c_attn), (nn::Conv1D, c_proj), (nn::Dropout, attn_dropout),
                              (nn::Dropout, resid_dropout), (std::size_t, n_head));
     static constexpr const char* name = "GPT2Attention";
-    Var operator()(const Var& x) const;  // (B, T, C) -> (B, T, C)
+    // (B, T, C) -> (B, T, C); padding (B, T) masks keys as HF's attention_mask does (may be null).
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr) const;
 };
 
 struct MLP {
@@ -39,8 +41,11 @@ struct Block {
     static constexpr bool is_block = true;  // set_checkpointing wraps these
 
     static Block create(const Config& config, Generator& init, const std::shared_ptr<Generator>& dropout_rng);
-    Var operator()(const Var& x) const;
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr) const;
 };
+
+// Throws ShapeError unless the attention mask has the ids' shape.
+void check_mask(const IdTensor& ids, const IdTensor& attention_mask);
 
 template <class B>
 struct GPT2Model {
@@ -48,10 +53,13 @@ struct GPT2Model {
                              (std::vector<B>, h), (nn::LayerNorm, ln_f));
     static constexpr const char* name = "GPT2Model";
 
-    // ids (B, T) -> hidden states (B, T, C)
-    Var operator()(const IdTensor& ids) {
+    // ids (B, T) -> hidden states (B, T, C). attention_mask (B, T) of 1/0, optional, masks padded
+    // keys as in HF (positions are not shifted: pass left-padded batches at your own risk, as in HF).
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
         Var x = embed(ids);
-        return nn::call("ln_f", ln_f, run_blocks(h, "h", x));
+        if (!nn::given(attention_mask)) return nn::call("ln_f", ln_f, run_blocks(h, "h", x));
+        check_mask(ids, attention_mask);
+        return nn::call("ln_f", ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
     }
 
     Var embed(const IdTensor& ids) const;  // drop(wte[ids] + wpe[0..T-1])
@@ -65,7 +73,9 @@ struct GPT2LMHeadModel {
     static constexpr const char* name = "GPT2LMHeadModel";
 
     // ids (B, T) -> logits (B, T, V), through the tied embedding.
-    Var operator()(const IdTensor& ids) { return lm_head(nn::call("transformer", transformer, ids)); }
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
+        return lm_head(nn::call("transformer", transformer, ids, attention_mask));
+    }
     Var lm_head(const Var& hidden) const;
     // HF's loss: mean cross-entropy of logits[:, t] against labels[:, t + 1] over labels ≠ -100.
     // Pass the input ids as labels for plain language modelling.

@@ -134,7 +134,7 @@ void report_load(const hf::LoadReport& report) {
 void run_gpt2(const RunOptions& options, const ModelFolder& folder, const Policy& policy) {
     const gpt2::Config config = gpt2::Config::from_file(folder.config);
     std::vector<std::string> unused;
-    Batch batch = read_batch(options.input, {config.vocab_size, config.n_positions, 0, false}, unused);
+    Batch batch = read_batch(options.input, {config.vocab_size, config.n_positions, 0, true}, unused);
     report_unused(options.input, unused);
     const IdTensor labels = batch.labels ? std::move(*batch.labels) : batch.input_ids;  // HF: labels = input_ids
 
@@ -143,7 +143,7 @@ void run_gpt2(const RunOptions& options, const ModelFolder& folder, const Policy
     report_load(report);
     nn::testmode(model);
     const Measured m = measure(
-        model, [&](auto& net) { return net(batch.input_ids); },
+        model, [&](auto& net) { return net(batch.input_ids, batch.attention_mask ? *batch.attention_mask : IdTensor()); },
         [&](auto& net, const Var& logits) { return net.loss(logits, labels); }, true,
         static_cast<std::size_t>(options.repeat));
     write_output(options, folder.architecture, policy, model, m);

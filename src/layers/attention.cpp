@@ -8,6 +8,12 @@
 
 namespace remat::nn {
 
+PaddingMask padding_mask(const IdTensor& attention_mask) {
+    Tensor m = empty(Shape(attention_mask.shape().begin(), attention_mask.shape().end()));
+    for (std::size_t i = 0; i < m.size(); ++i) m.data()[i] = attention_mask.data()[i] != 0 ? 1.0f : 0.0f;
+    return std::make_shared<const Tensor>(std::move(m));
+}
+
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
               const Dropout* dropout) {
     if (q.dim() != 3 || k.shape() != q.shape() || v.shape() != q.shape())

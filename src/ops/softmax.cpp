@@ -31,8 +31,17 @@ void softmax_forward(const float* in, float* out, std::size_t rows, const RowMas
         else
             for (std::size_t k = 0; k < visible; ++k) yr[k] = xr[k];
         const float max = fixed_order_max(visible, yr);
-        if (max == lowest) {  // every key masked: uniform, as HF's additive mask makes it
-            for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = 1.0f / static_cast<float>(m.Tk);
+        if (max == lowest) {
+            // Every visible key is padding. HF's masks are finfo.min (causally hidden) plus finfo.min
+            // (padding): a key hidden by one of them ends at min, by both at -inf. The row is then
+            // uniform over the keys at min: the visible ones and the hidden ones that are not padding.
+            std::size_t count = 0;
+            for (std::size_t k = 0; k < m.Tk; ++k) {
+                const bool at_min = k < visible || !keep || keep[k] != 0.0f;
+                yr[k] = at_min ? 1.0f : 0.0f;
+                count += at_min;
+            }
+            for (std::size_t k = 0; k < m.Tk; ++k) yr[k] /= static_cast<float>(count);
             continue;
         }
         for (std::size_t k = 0; k < visible; ++k) yr[k] = fast_exp(yr[k] - max);

@@ -432,9 +432,24 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
         check_error(run(bert_dir, in), in.string() + ": token_type_ids[0, 0] = 2 is out of range for type_vocab_size 2");
         write_ids(in, {{"input_ids", ids_of({2, 8}, 1)}, {"token_type_ids", ids_of({2, 8}, 0)}});
         check_error(run(gpt2_dir, in), in.string() + ": tensor \"token_type_ids\": this model takes no token type ids");
-        write_ids(in, {{"input_ids", ids_of({2, 8}, 1)}, {"attention_mask", ids_of({2, 8}, 0)}});
-        check_error(run(gpt2_dir, in),
-                    in.string() + ": attention_mask[0, 0] = 0: padding masks are not supported for GPT-2 (give all ones, or none)");
+        {  // GPT-2 takes HF's padding masks: a padded key changes nothing before it or beside it
+            IdTensor mask = ids_of({2, 8}, 1);
+            mask(1, 2) = 0;
+            IdTensor other = ids_of({2, 8}, 1);
+            other(1, 2) = 5;  // the content of the padded position
+            write_ids(in, {{"input_ids", ids_of({2, 8}, 1)}, {"attention_mask", mask}});
+            REQUIRE(run_remat(run(gpt2_dir, in)).code == 0);
+            const auto first = hf::SafetensorsFile::open(out);
+            const Tensor a = first.read_float(*first.find("logits"));
+            write_ids(in, {{"input_ids", other}, {"attention_mask", mask}});
+            REQUIRE(run_remat(run(gpt2_dir, in)).code == 0);
+            const auto file = hf::SafetensorsFile::open(out);
+            const Tensor b = file.read_float(*file.find("logits"));
+            for (std::size_t t : {0, 1, 3, 7})
+                for (std::size_t v = 0; v < 64; ++v) CHECK(a(1, t, v) == b(1, t, v));
+            CHECK(a(1, 2, 0) != b(1, 2, 0));  // only the padded position itself differs
+            fs::remove(out);
+        }
         write_ids(in, {{"input_ids", ids_of({2, 8}, 1)}, {"attention_mask", ids_of({2, 8}, 3)}});
         check_error(run(bert_dir, in), in.string() + ": attention_mask[0, 0] = 3, expected 0 or 1");
 

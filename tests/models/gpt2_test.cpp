@@ -124,8 +124,9 @@ TEST_CASE("GPT-2 forward") {
     }
 }
 
-TEST_CASE("GPT-2 checkpointed: bitwise identical gradients with dropout, every policy") {
+TEST_CASE("GPT-2 checkpointed: bitwise identical gradients with dropout and a padding mask, every policy") {
     const IdTensor ids = ids_of({{1, 2, 3, 4, 5, 6}, {7, 7, 7, 0, 49, 3}});
+    const IdTensor mask = ids_of({{1, 1, 1, 1, 1, 1}, {1, 1, 0, 1, 1, 0}});  // kept alive by the checkpoints
     ad::default_tape().set_checkpoint_check(true);
     for (const char* spec : {"blocks", "every:2", "sqrt", "selective"}) {
         CAPTURE(spec);
@@ -133,12 +134,27 @@ TEST_CASE("GPT-2 checkpointed: bitwise identical gradients with dropout, every p
         auto rng_a = std::make_shared<Generator>(3), rng_b = std::make_shared<Generator>(3);
         auto plain = gpt2::create(tiny(), init_a, rng_a);
         auto ckpt = set_checkpointing(gpt2::create(tiny(), init_b, rng_b), Policy::parse(spec));
-        auto [la, ga] = train::withgradient([&](auto& m) { return m.loss(m(ids), ids); }, plain);
-        auto [lb, gb] = train::withgradient([&](auto& m) { return m.loss(m(ids), ids); }, ckpt);
+        auto [la, ga] = train::withgradient([&](auto& m) { return m.loss(m(ids, mask), ids); }, plain);
+        auto [lb, gb] = train::withgradient([&](auto& m) { return m.loss(m(ids, mask), ids); }, ckpt);
         CHECK(la == lb);
         const auto pa = tree::parameters(ga), pb = tree::parameters(gb);
         for (std::size_t i = 0; i < pa.size(); ++i) CHECK(same_bits(pa[i]->value, pb[i]->value));
         CHECK(rng_a->state() == rng_b->state());
     }
     ad::default_tape().set_checkpoint_check(false);
+}
+
+TEST_CASE("GPT-2 padding mask: a padded key's content reaches no other position") {
+    Generator init(4);
+    auto model = gpt2::create(tiny(), init);
+    ad::NoGrad no_grad;
+    const IdTensor mask = ids_of({{1, 1, 0, 1, 1}});
+    const Tensor a = model(ids_of({{1, 2, 3, 4, 5}}), mask).value();
+    const Tensor b = model(ids_of({{1, 2, 9, 4, 5}}), mask).value();
+    for (std::size_t t : {0, 1, 3, 4})
+        for (std::size_t v = 0; v < 50; ++v) CHECK(a(0, t, v) == b(0, t, v));
+    const Tensor unmasked = model(ids_of({{1, 2, 3, 4, 5}})).value();
+    CHECK(unmasked(0, 4, 0) != a(0, 4, 0));
+    CHECK_THROWS_WITH_AS(model(ids_of({{1, 2, 3}}), mask), "transformer: GPT2Model: attention_mask (1, 5) does not match input ids (1, 3)",
+                         ShapeError);
 }

@@ -3,11 +3,20 @@
 //   q, k, v = split(in_proj(x)); per head: softmax(q·kᵀ / √D, masks) · v; out_proj(concat heads)
 // x (B, T, C) -> (B, T, C), H heads of D = C / H. The functional core is shared by the GPT-2 and
 // BERT blocks, whose projections have HuggingFace's names.
+#include <memory>
+
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/linear.hpp"
 #include "remat/ops/softmax.hpp"
 
 namespace remat::nn {
+
+// HF's attention_mask (B, T) of 1 (attend) and 0 (padding), as the float mask softmax takes; shared,
+// so that checkpointed blocks can keep it until their recomputation.
+using PaddingMask = std::shared_ptr<const Tensor>;
+PaddingMask padding_mask(const IdTensor& attention_mask);
+// Whether an optional id input was given (a default-constructed IdTensor is 0-d).
+inline bool given(const IdTensor& t) { return t.dimension() > 0; }
 
 // q, k, v (B, T, C) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C).
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,

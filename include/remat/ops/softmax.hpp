@@ -11,8 +11,9 @@ struct SoftmaxMask {
     const Tensor* key_padding = nullptr;
 };
 
-// Masked scores get probability exactly 0. A row whose keys are all masked becomes uniform over all
-// its keys, as HF's additive finfo.min mask makes it.
+// Masked scores get probability exactly 0. A row whose visible keys are all padding follows HF's
+// finfo.min arithmetic: uniform over the keys hidden by exactly one mask (all keys without the
+// causal mask).
 Var softmax(const Var& x, const SoftmaxMask& mask = {});
 
 }  // namespace remat::ops
