@@ -1,28 +1,11 @@
 #include "models/gpt2/config.hpp"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
-#include "remat/core/error.hpp"
+#include "models/common/config_json.hpp"
 
 namespace remat::gpt2 {
 
 namespace {
-using json = nlohmann::json;
-
-std::size_t size_field(const json& j, const char* key, const std::string& source) {
-    const auto& v = j.at(key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-        throw ValueError(source + ": " + key + " must be a non-negative integer, got " + v.dump());
-    return v.get<std::size_t>();
-}
-
-float float_field(const json& j, const char* key, float fallback, const std::string& source) {
-    if (!j.contains(key) || j.at(key).is_null()) return fallback;
-    if (!j.at(key).is_number()) throw ValueError(source + ": " + key + " must be a number, got " + j.at(key).dump());
-    return j.at(key).get<float>();
-}
+using namespace config_json;
 
 Activation parse_activation(const std::string& name, const std::string& source) {
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_new;
@@ -60,16 +43,9 @@ void Config::validate() const {
 }
 
 Config Config::from_json(const std::string& text, const std::string& source) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw ValueError(source + ": not valid JSON (" + std::string(e.what()) + ")");
-    }
-    if (!j.is_object()) throw ValueError(source + ": expected a JSON object");
+    const json j = parse_object(text, source);
     Config c;
-    for (const char* key : {"vocab_size", "n_embd", "n_layer", "n_head"})
-        if (!j.contains(key)) throw ValueError(source + ": missing field " + key);
+    require(j, {"vocab_size", "n_embd", "n_layer", "n_head"}, source);
     c.vocab_size = size_field(j, "vocab_size", source);
     c.n_embd = size_field(j, "n_embd", source);
     c.n_layer = size_field(j, "n_layer", source);
@@ -99,13 +75,7 @@ Config Config::from_json(const std::string& text, const std::string& source) {
     return c;
 }
 
-Config Config::from_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ValueError(path.string() + ": cannot read");
-    std::stringstream text;
-    text << in.rdbuf();
-    return from_json(text.str(), path.string());
-}
+Config Config::from_file(const std::filesystem::path& path) { return from_json(read_file(path), path.string()); }
 
 std::string Config::to_json() const {
     json j = {{"model_type", "gpt2"},

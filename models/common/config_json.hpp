@@ -1,0 +1,53 @@
+#pragma once
+// Reading HF config.json fields with messages that name the file and the field (private to models/).
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "remat/core/error.hpp"
+
+namespace remat::config_json {
+
+using json = nlohmann::json;
+
+// The parsed object, or ValueError "<source>: not valid JSON (…)" / "expected a JSON object".
+inline json parse_object(const std::string& text, const std::string& source) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw ValueError(source + ": not valid JSON (" + std::string(e.what()) + ")");
+    }
+    if (!j.is_object()) throw ValueError(source + ": expected a JSON object");
+    return j;
+}
+
+inline void require(const json& j, std::initializer_list<const char*> keys, const std::string& source) {
+    for (const char* key : keys)
+        if (!j.contains(key)) throw ValueError(source + ": missing field " + key);
+}
+
+inline std::size_t size_field(const json& j, const char* key, const std::string& source) {
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+        throw ValueError(source + ": " + key + " must be a non-negative integer, got " + v.dump());
+    return v.get<std::size_t>();
+}
+
+inline float float_field(const json& j, const char* key, float fallback, const std::string& source) {
+    if (!j.contains(key) || j.at(key).is_null()) return fallback;
+    if (!j.at(key).is_number()) throw ValueError(source + ": " + key + " must be a number, got " + j.at(key).dump());
+    return j.at(key).get<float>();
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ValueError(path.string() + ": cannot read");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace remat::config_json
