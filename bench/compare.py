@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""remat vs PyTorch: a GPT-2 training step (forward + backward of the LM loss) side by side, in one run.
+
+    ninja -C build && python3 bench/compare.py                 # tiny small deep (~5 min)
+    python3 bench/compare.py deep --rounds 9                    # one config, more rounds
+    python3 bench/compare.py --json out.json --plot docs/benchmarks.png
+
+Spawns two step servers per config and drives them one step at a time, so rounds alternate
+remat, PyTorch, remat, PyTorch … and drift or a noisy neighbour hits both alike:
+  * build/bench/gpt2_step <config> none blocks sqrt selective   (OPENBLAS_NUM_THREADS unset: 2 threads)
+  * /usr/bin/python3 bench/torch_gpt2.py <config>   (torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE)
+Each turn runs one untimed step, then the timed one (--settle): the first step after a switch pays
+for the other process (OpenBLAS workers still spinning in sched_yield for a while after their last
+sgemm, caches, vCPU wake-up) — on this VM an idle gap of 0.2 s between steps made the next step of
+either side 2-3x slower, so steps run back to back, as in a training loop.
+
+Prints, per config: min/median/max ms per step of each, the ratio of medians remat/PyTorch, model
+FLOPs utilisation 6·N·tokens/time (N = parameters doing matmuls: all but the position embedding;
+attention's QKᵀ and PV not counted) against the raw sgemm peak measured in the same run by
+gpt2_step (cblas_sgemm 1024³, best of 10, 2 threads; torch.mm's is printed alongside), and the
+checkpoint table: time and peak activation memory of each policy relative to its own `none`.
+This orchestrator needs no torch; plain python3.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = {  # as bench/gpt2_step.cpp and bench/torch_gpt2.py
+    "tiny": "L4 C128 H4 V1024 T64 B4",
+    "small": "L12 C768 H12 V50257 T128 B2",
+    "deep": "L24 C256 H8 V8192 T256 B4",
+}
+REMAT_POLICIES = ["none", "blocks", "sqrt", "selective"]
+TORCH_POLICIES = ["none", "blocks"]  # blocks = torch.utils.checkpoint.checkpoint per block, non-reentrant
+
+
+class Server:
+    """A step server: one command line in, one reply line out."""
+
+    def __init__(self, argv, env):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+
+    def ask(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline().strip()
+        if not reply or reply.startswith("error"):
+            raise RuntimeError(f"{self.proc.args[0]}: {command!r} -> {reply!r}")
+        return [float(x) for x in reply.split()]
+
+    def close(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def run_config(name, args):
+    remat_env = dict(os.environ)
+    remat_env.pop("OPENBLAS_NUM_THREADS", None)
+    torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
+    remat = Server([os.path.join(args.build, "bench", "gpt2_step"), name] + REMAT_POLICIES, remat_env)
+    torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt2.py"), name], torch_env)
+    try:
+        n_remat, n_matmul = remat.ask("params")
+        n_torch, _ = torch.ask("params")
+        if n_remat != n_torch:
+            raise RuntimeError(f"parameter counts differ: remat {n_remat:.0f}, PyTorch {n_torch:.0f}")
+        time.sleep(args.gap)
+        sgemm = remat.ask("sgemm")[0]
+        time.sleep(args.gap)
+        mm = torch.ask("mm")[0]
+
+        # The sequence of one round; even rounds run it backwards so neither side always goes first.
+        sequence = [(remat, "remat", p) for p in REMAT_POLICIES] + [(torch, "torch", p) for p in TORCH_POLICIES]
+        sequence = [sequence[0], sequence[4], sequence[1], sequence[5], sequence[2], sequence[3]]
+        times = {(side, p): [] for _, side, p in sequence}
+        peaks = {}
+        for r in range(args.warmup + args.rounds):
+            for server, side, policy in sequence if r % 2 == 0 else sequence[::-1]:
+                time.sleep(args.gap)
+                for _ in range(args.settle):  # untimed: the other process's threads calm down meanwhile
+                    server.ask(f"step {policy}")
+                reply = server.ask(f"step {policy}")
+                if r >= args.warmup:
+                    times[(side, policy)].append(reply[0])
+                    if side == "remat":
+                        peaks[(side, policy)] = max(peaks.get((side, policy), 0), reply[1])
+            print(f"  {name}: round {r + 1}/{args.warmup + args.rounds}{' (warm-up)' if r < args.warmup else ''}",
+                  file=sys.stderr, flush=True)
+        saved = {}
+        for policy in TORCH_POLICIES:  # untimed: hooks and the profiler slow the step
+            saved[("torch", policy)], peaks[("torch", policy)] = torch.ask(f"mem {policy}")
+    finally:
+        remat.close()
+        torch.close()
+    return {
+        "config": name,
+        "shape": CONFIGS[name],
+        "params": n_remat,
+        "matmul_params": n_matmul,
+        "tokens": tokens(name),
+        "sgemm_gflops": sgemm,
+        "torch_mm_gflops": mm,
+        "rounds": args.rounds,
+        "times": {f"{s}:{p}": v for (s, p), v in times.items()},
+        "peak_bytes": {f"{s}:{p}": v for (s, p), v in peaks.items()},
+        "torch_saved_bytes": {p: saved[("torch", p)] for p in TORCH_POLICIES},
+    }
+
+
+def tokens(name):
+    fields = dict((f[0], int(f[1:])) for f in CONFIGS[name].split())
+    return fields["B"] * fields["T"]
+
+
+def report(res):
+    med = {k: statistics.median(v) for k, v in res["times"].items()}
+    print(f"\n== GPT-2 {res['config']} ({res['shape']}), {res['params'] / 1e6:.2f} M parameters, "
+          f"{res['tokens']} tokens/step, median of {res['rounds']} alternating rounds ==")
+    print(f"peak: raw cblas_sgemm 1024³ (gpt2_step, 2 threads) {res['sgemm_gflops']:.1f} GFLOP/s; "
+          f"torch.mm 1024³ {res['torch_mm_gflops']:.1f} GFLOP/s")
+    flops = 6 * res["matmul_params"] * res["tokens"]
+    print(f"{'fwd+bwd':<16} {'min ms':>9} {'median ms':>10} {'max ms':>9} {'GFLOP/s':>8} {'MFU':>6}")
+    for side in ("remat", "torch"):
+        t = res["times"][f"{side}:none"]
+        gflops = flops / (med[f"{side}:none"] * 1e6)
+        label = "remat" if side == "remat" else "PyTorch 1.13"
+        print(f"{label:<16} {min(t):9.1f} {med[f'{side}:none']:10.1f} {max(t):9.1f} {gflops:8.1f} "
+              f"{100 * gflops / res['sgemm_gflops']:5.0f}%")
+    print(f"ratio of medians remat/PyTorch: {med['remat:none'] / med['torch:none']:.2f}x")
+    print(f"\n{'checkpointing':<24} {'median ms':>10} {'time x':>7} {'peak act. MB':>13} {'memory x':>9}"
+          f" {'saved MB':>9}")
+    for key in [f"remat:{p}" for p in REMAT_POLICIES] + [f"torch:{p}" for p in TORCH_POLICIES]:
+        side, policy = key.split(":")
+        none = f"{side}:none"
+        name = f"remat {policy}" if side == "remat" else f"PyTorch {'per-block ckpt' if policy == 'blocks' else 'none'}"
+        peak = res["peak_bytes"][key]
+        saved = f"{res['torch_saved_bytes'][policy] / 1e6:9.1f}" if side == "torch" else f"{'':>9}"
+        print(f"{name:<24} {med[key]:10.1f} {med[key] / med[none]:7.2f} {peak / 1e6:13.1f} "
+              f"{peak / res['peak_bytes'][none]:9.2f} {saved}")
+    print("peak act. = peak live bytes during the step above the level before it (remat: memory tracker; "
+          "PyTorch: profiler, op granularity); saved = PyTorch's tensors saved for backward + checkpoint inputs")
+
+
+GNUPLOT = r"""
+set terminal pngcairo size 960,{height} font "DejaVu Sans,9"
+set output "{output}"
+set datafile separator "\t"
+set style fill solid 0.85 border -1
+set boxwidth 0.7
+set yrange [0:*]
+set xrange [-0.6:5.6]
+set grid ytics
+set key off
+set xtics rotate by -30 left
+set multiplot layout {rows},2 title "GPT-2 training step, remat (blue) vs PyTorch 1.13 (orange), 2 cores, medians"
+{panels}
+unset multiplot
+"""
+PANEL = r"""
+set title "{config}: ms per step"
+set ylabel "ms"
+plot "{data}" index {index} using 0:2:4:xtic(1) with boxes lc rgb variable
+set title "{config}: peak activation memory"
+set ylabel "MB"
+plot "{data}" index {index} using 0:3:4:xtic(1) with boxes lc rgb variable
+"""
+
+
+def plot(results, output):
+    data = output + ".dat"
+    with open(data, "w") as f:
+        for res in results:
+            for key in [f"remat:{p}" for p in REMAT_POLICIES] + [f"torch:{p}" for p in TORCH_POLICIES]:
+                side, policy = key.split(":")
+                label = f"remat {policy}" if side == "remat" else f"torch {'ckpt' if policy == 'blocks' else 'none'}"
+                colour = 0x3B6EA8 if side == "remat" else 0xE07B39
+                f.write(f"{label}\t{statistics.median(res['times'][key]):.2f}\t{res['peak_bytes'][key] / 1e6:.2f}"
+                        f"\t{colour}\n")
+            f.write("\n\n")
+    panels = "".join(PANEL.format(config=r["config"], data=data, index=i) for i, r in enumerate(results))
+    script = GNUPLOT.format(output=output, rows=len(results), height=260 * len(results), panels=panels)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    os.remove(data)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("configs", nargs="*", choices=[[]] + list(CONFIGS), default=[])
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds (default 5)")
+    parser.add_argument("--warmup", type=int, default=2, help="warm-up rounds (default 2)")
+    parser.add_argument("--settle", type=int, default=1,
+                        help="untimed steps at the start of each turn, before the timed one (default 1)")
+    parser.add_argument("--gap", type=float, default=0.0, help="idle seconds before each turn (default 0)")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build directory")
+    parser.add_argument("--json", help="also write the raw measurements here")
+    parser.add_argument("--plot", help="also draw ms/step and activation memory per policy to this PNG (gnuplot)")
+    args = parser.parse_args()
+    configs = args.configs or list(CONFIGS)
+
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[0]
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"machine: {model}, {os.cpu_count()} CPUs; load average {load} at start")
+    print("threads: remat OPENBLAS_NUM_THREADS unset (2); PyTorch torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE")
+    results = []
+    for name in configs:
+        results.append(run_config(name, args))
+        report(results[-1])
+    with open("/proc/loadavg") as f:
+        print(f"\nload average {f.read().split()[0]} at end")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if args.plot:
+        plot(results, args.plot)
+
+
+if __name__ == "__main__":
+    main()

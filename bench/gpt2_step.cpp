@@ -1,0 +1,124 @@
+// A GPT-2 training step (forward + backward of the LM loss, dropout 0) driven from stdin, one
+// command per line, so that an orchestrator (bench/compare.py) can interleave remat's steps with
+// another framework's (A B A B …) and compare them in one run.
+//
+//   build/bench/gpt2_step tiny|small|deep [policy …]     policies default to: none
+//
+// Commands (one reply line each, flushed):
+//   params        → "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
+//   step <policy> → "<ms> <peak activation bytes>"      zero_grad (untimed), then one timed step
+//   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (this process's threads)
+//   quit
+//
+// Peak activation memory is bench/checkpoint's: the memory tracker's peak during the step minus
+// the bytes alive before it (parameters and their gradients excluded). Every policy gets its own
+// copy of the model, initialised from the same seed; the tokens are the same random ids each step.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/gpt2/gpt2.hpp"
+#include "remat/ad/tape.hpp"
+#include "remat/layers/modes.hpp"
+#include "remat/tree/parameters.hpp"
+
+using namespace remat;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+struct Bench {
+    const char* name;
+    std::size_t L, C, H, V, T, B;
+};
+const Bench configs[] = {{"tiny", 4, 128, 4, 1024, 64, 4},
+                         {"small", 12, 768, 12, 50257, 128, 2},
+                         {"deep", 24, 256, 8, 8192, 256, 4}};
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double sgemm_gflops() {
+    const int n = 1024;
+    std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+    double best = 1e30;
+    for (int r = 0; r < 11; ++r) {  // the first one warms up OpenBLAS's threads and buffers
+        const auto t0 = Clock::now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+        if (r > 0) best = std::min(best, ms_since(t0));
+    }
+    return 2.0 * n * n * n / (best * 1e6);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Bench* bench = nullptr;
+    if (argc >= 2)
+        for (const Bench& b : configs)
+            if (argv[1] == std::string(b.name)) bench = &b;
+    if (!bench) {
+        std::fprintf(stderr, "usage: gpt2_step tiny|small|deep [policy …]   (then commands on stdin)\n");
+        return 2;
+    }
+    std::vector<std::string> specs(argv + 2, argv + argc);
+    if (specs.empty()) specs.push_back("none");
+
+    gpt2::Config config;
+    config.n_layer = bench->L;
+    config.n_embd = bench->C;
+    config.n_head = bench->H;
+    config.vocab_size = bench->V;
+    config.n_positions = std::max<std::size_t>(bench->T, 1024);
+    config.resid_pdrop = config.embd_pdrop = config.attn_pdrop = 0.0f;
+
+    IdTensor ids = IdTensor::from_shape({bench->B, bench->T});
+    Generator token_rng(7);
+    std::vector<std::uint32_t> bits(ids.size());
+    token_rng.fill_bits(bits.data(), bits.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % bench->V;
+
+    using Model = decltype(set_checkpointing(std::declval<gpt2::Model>()));
+    std::map<std::string, Model> models;
+    ad::Tape& tape = ad::default_tape();
+    auto step = [&](Model& model) {
+        Var logits = model(ids);
+        tape.backward(model.loss(logits, ids));
+    };
+    for (const std::string& spec : specs) {
+        Generator init(1);  // the same weights for every policy
+        Model& m = models.emplace(spec, set_checkpointing(gpt2::create(config, init), Policy::parse(spec))).first->second;
+        nn::testmode(m);
+        step(m);  // allocates every parameter gradient, so steps measure activations only
+    }
+
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        std::istringstream in(line);
+        std::string cmd, arg;
+        in >> cmd >> arg;
+        if (cmd == "quit") break;
+        if (cmd == "params") {
+            Model& m = models.begin()->second;
+            const std::size_t all = tree::count_parameters(m);
+            std::printf("%zu %zu\n", all, all - m.transformer.wpe.weight.size());
+        } else if (cmd == "sgemm") {
+            std::printf("%.1f\n", sgemm_gflops());
+        } else if (cmd == "step" && models.count(arg)) {
+            tape.zero_grad();
+            memory::PeakScope scope;
+            const auto t0 = Clock::now();
+            step(models.at(arg));
+            const double ms = ms_since(t0);
+            std::printf("%.3f %zu\n", ms, scope.peak_above_baseline());
+        } else {
+            std::printf("error: unknown command '%s'\n", line.c_str());
+        }
+        std::fflush(stdout);
+    }
+    return 0;
+}

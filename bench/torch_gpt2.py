@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""A plain PyTorch GPT-2 (the same model as remat's models/gpt2) as a step server for bench/compare.py.
+
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_gpt2.py tiny|small|deep
+
+Commands on stdin, one reply line each (flushed):
+    params        -> "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
+    step none     -> "<ms>"   one forward+backward of the LM loss (grads set to None first, untimed)
+    step blocks   -> "<ms>"   the same with every block under torch.utils.checkpoint.checkpoint
+    mem none|blocks -> "<saved bytes> <allocator peak bytes>"  activation memory of a step (untimed, see below)
+    mm            -> "<GFLOP/s>"  best of 10 torch.mm 1024x1024x1024 on this process's threads
+    quit
+
+Model: pre-LN blocks (h = x + attn(ln_1(x)); y = h + mlp(ln_2(h))), causal attention with
+masked_fill(finfo.min), GELU tanh approximation, final ln_f, LM head tied to wte, shifted
+cross-entropy; float32, dropout 0, HF's initialisation, random tokens. Threads: 2 intra-op threads,
+OMP_WAIT_POLICY=PASSIVE (set before torch is imported: PyTorch's spinning OpenMP pool otherwise
+fights OpenBLAS's threads on two cores and loses up to 3.7x).
+
+Memory (two measures; PyTorch 1.13 keeps no CPU allocator statistics outside the profiler):
+  saved  -- what autograd saves for backward: a saved_tensors_hooks pack hook notes the storage of
+            every tensor saved during the forward; the sum of the unique storages' nbytes (parameters
+            excluded) plus the checkpointed blocks' inputs (which non-reentrant checkpoint keeps alive
+            by reference, outside the hooks). What is held at the end of the forward; transient
+            buffers (softmax inside cross-entropy, recomputed blocks, gradients) are not counted.
+  peak   -- the allocator's peak of live bytes during forward+backward above the level before it,
+            as remat's memory tracker measures: torch.autograd.profiler(profile_memory=True), each
+            event's self allocation summed in start-time order (op granularity). Parameter gradients
+            exist before the step (zeroed, not freed), so they are excluded as in remat.
+"""
+import math
+import os
+import sys
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # must precede `import torch`
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torch.utils.checkpoint  # noqa: E402
+
+CONFIGS = {  # name: (L, C, H, V, T, B)
+    "tiny": (4, 128, 4, 1024, 64, 4),
+    "small": (12, 768, 12, 50257, 128, 2),
+    "deep": (24, 256, 8, 8192, 256, 4),
+}
+N_POSITIONS = 1024  # as remat's bench (max(T, 1024)), so parameter counts agree
+
+
+class Attention(nn.Module):
+    def __init__(self, C, H, T):
+        super().__init__()
+        self.n_head = H
+        self.c_attn = nn.Linear(C, 3 * C)
+        self.c_proj = nn.Linear(C, C)
+        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).tril().view(1, 1, T, T), persistent=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H, D = self.n_head, C // self.n_head
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # (B, H, T, D)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D)
+        scores = scores.masked_fill(~self.causal[:, :, :T, :T], torch.finfo(scores.dtype).min)
+        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MLP(nn.Module):
+    def __init__(self, C):
+        super().__init__()
+        self.c_fc = nn.Linear(C, 4 * C)
+        self.c_proj = nn.Linear(4 * C, C)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, C, H, T):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(C, eps=1e-5)
+        self.attn = Attention(C, H, T)
+        self.ln_2 = nn.LayerNorm(C, eps=1e-5)
+        self.mlp = MLP(C)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln_1(x))
+        return h + self.mlp(self.ln_2(h))
+
+
+class GPT2(nn.Module):
+    def __init__(self, L, C, H, V, T):
+        super().__init__()
+        self.wte = nn.Embedding(V, C)
+        self.wpe = nn.Embedding(N_POSITIONS, C)
+        self.h = nn.ModuleList(Block(C, H, T) for _ in range(L))
+        self.ln_f = nn.LayerNorm(C, eps=1e-5)
+        for name, m in self.named_modules():  # HF's GPT-2 initialisation (LayerNorms: 1 and 0 already)
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02 / math.sqrt(2 * L) if name.endswith("c_proj") else 0.02)
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+
+    def forward(self, ids, checkpoint=False, on_block_input=None):
+        T = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(T))
+        for block in self.h:
+            if checkpoint:
+                if on_block_input:
+                    on_block_input(x)
+                x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
+        logits = F.linear(self.ln_f(x), self.wte.weight)  # tied LM head
+        V = logits.shape[-1]
+        return F.cross_entropy(logits[:, :-1].reshape(-1, V), ids[:, 1:].reshape(-1))
+
+
+def saved_bytes(model, ids, checkpoint):
+    params = {p.data_ptr() for p in model.parameters()}
+    storages = {}
+
+    def note(t):
+        s = t.storage()
+        if s.data_ptr() not in params:
+            storages[s.data_ptr()] = s.nbytes()
+
+    def pack(t):
+        note(t)
+        return t
+
+    model.zero_grad(set_to_none=False)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = model(ids, checkpoint, on_block_input=note)
+    held = sum(storages.values())
+    loss.backward()
+    return held
+
+
+def peak_bytes(model, ids, checkpoint):
+    model.zero_grad(set_to_none=False)
+    with torch.autograd.profiler.profile(profile_memory=True) as prof:
+        model(ids, checkpoint).backward()
+    live = peak = 0
+    for e in sorted(prof.function_events, key=lambda e: e.time_range.start):
+        live += e.self_cpu_memory_usage
+        peak = max(peak, live)
+    return peak
+
+
+def mm_gflops(n=1024):
+    a, b = torch.full((n, n), 0.5), torch.full((n, n), 0.25)
+    best = math.inf
+    for r in range(11):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        if r:
+            best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best / 1e9
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in CONFIGS:
+        sys.exit("usage: torch_gpt2.py tiny|small|deep   (then commands on stdin)")
+    L, C, H, V, T, B = CONFIGS[sys.argv[1]]
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
+    torch.manual_seed(1)
+    model = GPT2(L, C, H, V, T)
+    ids = torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(7))
+
+    def step(checkpoint):
+        model.zero_grad(set_to_none=True)
+        t0 = time.perf_counter()
+        model(ids, checkpoint).backward()
+        return (time.perf_counter() - t0) * 1e3
+
+    step(False)  # first touch of everything
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "quit":
+            break
+        if cmd[0] == "params":
+            n = sum(p.numel() for p in model.parameters())
+            reply = f"{n} {n - model.wpe.weight.numel()}"
+        elif cmd[0] == "mm":
+            reply = f"{mm_gflops():.1f}"
+        elif cmd[0] in ("step", "mem") and len(cmd) == 2 and cmd[1] in ("none", "blocks"):
+            ckpt = cmd[1] == "blocks"
+            if cmd[0] == "step":
+                reply = f"{step(ckpt):.3f}"
+            else:
+                reply = f"{saved_bytes(model, ids, ckpt)} {peak_bytes(model, ids, ckpt)}"
+        else:
+            reply = f"error: unknown command {line.strip()!r}"
+        print(reply, flush=True)
+
+
+if __name__ == "__main__":
+    main()
