@@ -59,9 +59,6 @@ Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, s
             if (m != 0 && m != 1)
                 throw Failure(where + "attention_mask" + position(*b.attention_mask, i) + " = " + std::to_string(m) +
                               ", expected 0 or 1");
-            if (m == 0 && !limits.padding_mask)
-                throw Failure(where + "attention_mask" + position(*b.attention_mask, i) +
-                              " = 0: padding masks are not supported for GPT-2 (give all ones, or none)");
         }
     }
     b.token_type_ids = read("token_type_ids", &shape);

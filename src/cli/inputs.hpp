@@ -13,7 +13,6 @@ struct InputLimits {
     std::size_t vocab_size;
     std::size_t max_positions;    // n_positions / max_position_embeddings
     std::size_t type_vocab_size;  // 0: the model takes no token_type_ids (GPT-2)
-    bool padding_mask;            // false: attention_mask may only hold ones (GPT-2)
 };
 
 struct Batch {

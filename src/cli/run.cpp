@@ -134,7 +134,7 @@ void report_load(const hf::LoadReport& report) {
 void run_gpt2(const RunOptions& options, const ModelFolder& folder, const Policy& policy) {
     const gpt2::Config config = gpt2::Config::from_file(folder.config);
     std::vector<std::string> unused;
-    Batch batch = read_batch(options.input, {config.vocab_size, config.n_positions, 0, true}, unused);
+    Batch batch = read_batch(options.input, {config.vocab_size, config.n_positions, 0}, unused);
     report_unused(options.input, unused);
     const IdTensor labels = batch.labels ? std::move(*batch.labels) : batch.input_ids;  // HF: labels = input_ids
 
@@ -152,7 +152,7 @@ void run_gpt2(const RunOptions& options, const ModelFolder& folder, const Policy
 void run_bert(const RunOptions& options, const ModelFolder& folder, const Policy& policy) {
     const bert::Config config = bert::Config::from_file(folder.config);
     std::vector<std::string> unused;
-    Batch batch = read_batch(options.input, {config.vocab_size, config.max_position_embeddings, config.type_vocab_size, true},
+    Batch batch = read_batch(options.input, {config.vocab_size, config.max_position_embeddings, config.type_vocab_size},
                              unused);
     report_unused(options.input, unused);
     if (!batch.labels && options.grads)

@@ -1,5 +1,6 @@
 #include "remat/hf/pytorch_bin.hpp"
 
+
 #include <zip.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 
 // The pickle opcodes follow CPython's Lib/pickle.py; what torch writes follows torch/serialization.py
 // (_save, _load) and torch/_tensor.py (__reduce_ex__) of PyTorch 1.13 and 2.x.
+
+#include "conversions.hpp"
 
 namespace remat::hf {
 
@@ -69,24 +72,9 @@ constexpr StorageType storage_types[] = {
     {"BoolStorage", DType::BOOL},
 };
 
-template <class T>
-T load(const std::byte* p) {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-float half_to_float(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-    const std::uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
-    if (exponent == 0) {  // zero or subnormal: mantissa · 2^-24, exact in float
-        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
-    }
-    if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-float bfloat_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+using detail::bfloat_to_float;
+using detail::half_to_float;
+using detail::load;
 
 // --------------------------------------------------------------------------------------------- libzip
 

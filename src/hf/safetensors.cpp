@@ -1,5 +1,6 @@
 #include "remat/hf/safetensors.hpp"
 
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,6 +18,8 @@
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
+
+#include "conversions.hpp"
 
 namespace remat::hf {
 
@@ -360,25 +363,9 @@ Header parse_header(std::string_view text, std::size_t data_size) {
 
 // -------------------------------------------------------------------------------------- conversions
 
-template <class T>
-T load(const std::byte* p) {  // the data section has no alignment guarantee
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-float half_to_float(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-    const std::uint32_t exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu;
-    if (exponent == 0) {  // zero or subnormal: mantissa · 2^-24, exact in float
-        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) | sign);
-    }
-    if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));  // ±inf, NaN keeps its payload
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));            // rebias 15 -> 127
-}
-
-float bfloat_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+using detail::bfloat_to_float;
+using detail::half_to_float;
+using detail::load;
 
 // ------------------------------------------------------------------------------------------ writing
 
