@@ -1,0 +1,83 @@
+#pragma once
+// Text -> token ids: GPT-2's byte-level BPE, exactly as HuggingFace's (slow) GPT2Tokenizer encodes, or
+// raw bytes for a model folder without a tokenizer. docs/tokenizer.md tells the details.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace remat::text {
+
+// One virtual call per text, never per token. Implementations are immutable after construction:
+// encode and decode may run on several threads at once.
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+    // Any bytes: Gpt2Tokenizer reads sequences that are not UTF-8 as U+FFFD, ByteTokenizer takes them as
+    // they are.
+    virtual std::vector<std::int64_t> encode(std::string_view utf8_text) const = 0;
+    // The bytes the tokens stand for, concatenated. Throws ValueError for an id no token has.
+    virtual std::string decode(std::span<const std::int64_t> ids) const = 0;
+    // Largest id + 1: the smallest embedding table that can take every id.
+    virtual std::int64_t vocab_size() const = 0;
+    // "GPT-2 byte-level BPE (vocab.json + merges.txt, 50257 tokens)", "raw bytes (256 ids)".
+    virtual std::string describe() const = 0;
+};
+
+// id = byte value. Every byte string round-trips, UTF-8 or not.
+class ByteTokenizer final : public Tokenizer {
+public:
+    std::vector<std::int64_t> encode(std::string_view text) const override;
+    std::string decode(std::span<const std::int64_t> ids) const override;
+    std::int64_t vocab_size() const override { return 256; }
+    std::string describe() const override;
+};
+
+namespace detail {
+struct Gpt2Tables;
+}
+
+// HuggingFace's GPT2Tokenizer with add_prefix_space=False (and so tokenizers' ByteLevel BPE): "<|endoftext|>"
+// and other added tokens are split out whole; the rest is cut by GPT-2's regex, each piece's UTF-8 bytes
+// are merged by rank. encode adds no BOS/EOS. Invalid UTF-8 in the text becomes U+FFFD, one per maximal
+// ill-formed subsequence (Python's errors="replace"); decode returns the raw bytes, so
+// decode(encode(t)) == t for every valid UTF-8 t. Copies share their (read-only) tables.
+class Gpt2Tokenizer final : public Tokenizer {
+public:
+    // vocab.json (token -> id) and merges.txt ("#version" lines skipped, one "a b" merge a line, rank =
+    // order). "<|endoftext|>", when in the vocabulary, is an added token as in GPT2Tokenizer. Throws
+    // hf::FormatError naming the file: unreadable, not JSON, duplicate tokens or ids, an id that is not an
+    // integer in [0, 2^31), a merges line that is not two symbols, a merge whose parts or result are not
+    // in the vocabulary, a byte without its one-symbol token.
+    static Gpt2Tokenizer from_files(const std::filesystem::path& vocab_json, const std::filesystem::path& merges_txt);
+    // HF "tokenizers" format: model.type "BPE" with model.vocab and model.merges ("a b" strings or
+    // ["a", "b"] pairs), GPT-2's ByteLevel pre-tokenizer without a prefix space, no normalizer; added_tokens
+    // are split out whole. Anything else is an hf::FormatError saying what is not supported.
+    static Gpt2Tokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json);
+
+    std::vector<std::int64_t> encode(std::string_view utf8_text) const override;
+    std::string decode(std::span<const std::int64_t> ids) const override;
+    std::int64_t vocab_size() const override;
+    std::string describe() const override;
+
+private:
+    explicit Gpt2Tokenizer(std::shared_ptr<const detail::Gpt2Tables> tables) : tables_(std::move(tables)) {}
+    std::shared_ptr<const detail::Gpt2Tables> tables_;
+};
+
+struct FolderTokenizer {
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::vector<std::string> warnings;  // "x has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids"
+};
+
+// The tokenizer of a model folder: vocab.json + merges.txt (preferred, as GPT2Tokenizer), else
+// tokenizer.json, else raw bytes with a warning. Throws hf::FormatError for a malformed or unsupported
+// tokenizer file, or a folder with only one of vocab.json and merges.txt; ValueError when the model's
+// embedding cannot take every id (raw bytes with model_vocab_size < 256, a tokenizer whose largest id is
+// >= model_vocab_size) or dir is not a folder.
+FolderTokenizer tokenizer_for_folder(const std::filesystem::path& dir, std::int64_t model_vocab_size);
+
+}  // namespace remat::text

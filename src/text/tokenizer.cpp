@@ -1,0 +1,141 @@
+#include "remat/text/tokenizer.hpp"
+
+#include "remat/core/error.hpp"
+#include "remat/hf/error.hpp"
+#include "src/text/bpe.hpp"
+#include "src/text/byte_level.hpp"
+#include "src/text/pretokenize.hpp"
+#include "src/text/tokenizer_files.hpp"
+
+namespace remat::text {
+
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------------------------------------ raw bytes
+
+std::vector<std::int64_t> ByteTokenizer::encode(std::string_view text) const {
+    std::vector<std::int64_t> ids(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) ids[i] = static_cast<unsigned char>(text[i]);
+    return ids;
+}
+
+std::string ByteTokenizer::decode(std::span<const std::int64_t> ids) const {
+    std::string text(ids.size(), '\0');
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] > 255)
+            throw ValueError("decode: token id " + std::to_string(ids[i]) + " is not a byte (raw-byte ids are 0 to 255)");
+        text[i] = static_cast<char>(static_cast<unsigned char>(ids[i]));
+    }
+    return text;
+}
+
+std::string ByteTokenizer::describe() const { return "raw bytes (256 ids)"; }
+
+// ---------------------------------------------------------------------------------------------- GPT-2
+
+namespace {
+
+// Calls plain(segment) for the text between added tokens and token(id) for each added token, in order.
+// The earliest occurrence of any added token wins, the longest at that position: HF's Trie.split and
+// tokenizers' leftmost-longest matching agree on this.
+template <class Plain, class Token>
+void split_added(std::string_view text, const std::vector<detail::AddedToken>& added, Plain plain, Token token) {
+    constexpr auto never = std::string_view::npos;
+    std::vector<std::size_t> at(added.size(), 0);  // next occurrence of each at or after `from`, or never
+    for (std::size_t k = 0; k < added.size(); ++k) at[k] = text.find(added[k].content);
+    std::size_t from = 0;
+    while (true) {
+        std::size_t best = never, best_k = 0;
+        for (std::size_t k = 0; k < added.size(); ++k) {
+            if (at[k] != never && at[k] < from) at[k] = text.find(added[k].content, from);  // overlapped by the last match
+            if (at[k] < best || (at[k] == best && at[k] != never && added[k].content.size() > added[best_k].content.size()))
+                best = at[k], best_k = k;
+        }
+        if (best == never) break;
+        if (best > from) plain(text.substr(from, best - from));
+        token(added[best_k].id);
+        from = best + added[best_k].content.size();
+    }
+    if (from < text.size()) plain(text.substr(from));
+}
+
+}  // namespace
+
+Gpt2Tokenizer Gpt2Tokenizer::from_files(const fs::path& vocab_json, const fs::path& merges_txt) {
+    return Gpt2Tokenizer(detail::read_vocab_and_merges(vocab_json, merges_txt));
+}
+
+Gpt2Tokenizer Gpt2Tokenizer::from_tokenizer_json(const fs::path& tokenizer_json) {
+    return Gpt2Tokenizer(detail::read_tokenizer_json(tokenizer_json));
+}
+
+std::vector<std::int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
+    std::string repaired;  // Python has str: whoever read the file decoded it with errors="replace"
+    if (!detail::is_utf8(text)) {
+        repaired = detail::replace_invalid_utf8(text);
+        text = repaired;
+    }
+    std::vector<std::int64_t> ids;
+    ids.reserve(text.size() / 4 + 16);
+    detail::BpeWorkspace work;
+    auto encode_plain = [&](std::string_view segment) {
+        detail::Pretokens pieces(segment);
+        for (std::string_view piece = pieces.next(); !piece.empty(); piece = pieces.next()) detail::bpe_encode(*tables_, piece, work, ids);
+    };
+    split_added(text, tables_->added, encode_plain, [&](std::int32_t id) { ids.push_back(id); });
+    return ids;
+}
+
+std::string Gpt2Tokenizer::decode(std::span<const std::int64_t> ids) const {
+    std::string text;
+    for (const std::int64_t id : ids) {
+        if (id < 0 || id >= tables_->vocab_size)
+            throw ValueError("decode: token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(tables_->vocab_size) + ")");
+        auto it = tables_->bytes_of_id.find(static_cast<std::int32_t>(id));
+        if (it == tables_->bytes_of_id.end()) throw ValueError("decode: no token has id " + std::to_string(id));
+        text += it->second;
+    }
+    return text;
+}
+
+std::int64_t Gpt2Tokenizer::vocab_size() const { return tables_->vocab_size; }
+
+std::string Gpt2Tokenizer::describe() const {
+    return "GPT-2 byte-level BPE (" + tables_->source + ", " + std::to_string(tables_->bytes_of_id.size()) + " tokens)";
+}
+
+// --------------------------------------------------------------------------------------- model folder
+
+FolderTokenizer tokenizer_for_folder(const fs::path& dir, std::int64_t model_vocab_size) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw ValueError(dir.string() + ": not a folder");
+    const fs::path vocab = dir / "vocab.json", merges = dir / "merges.txt", tokenizer_json = dir / "tokenizer.json";
+    const bool has_vocab = fs::exists(vocab, ec), has_merges = fs::exists(merges, ec), has_json = fs::exists(tokenizer_json, ec);
+
+    FolderTokenizer out;
+    fs::path file;  // the one named in a size error
+    if (has_vocab && has_merges) {
+        out.tokenizer = std::make_unique<Gpt2Tokenizer>(Gpt2Tokenizer::from_files(vocab, merges));
+        file = vocab;
+    } else if (has_json) {
+        out.tokenizer = std::make_unique<Gpt2Tokenizer>(Gpt2Tokenizer::from_tokenizer_json(tokenizer_json));
+        file = tokenizer_json;
+    } else if (has_vocab || has_merges) {
+        throw hf::FormatError(dir.string() + ": has " + (has_vocab ? "vocab.json but no merges.txt" : "merges.txt but no vocab.json") +
+                              ", and no tokenizer.json");
+    } else {
+        if (model_vocab_size < 256)
+            throw ValueError(dir.string() + " has no vocab.json + merges.txt or tokenizer.json, and raw bytes as token ids need a vocab_size of 256, "
+                             "but the model's is " + std::to_string(model_vocab_size));
+        out.tokenizer = std::make_unique<ByteTokenizer>();
+        out.warnings.push_back(dir.string() + " has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids");
+        return out;
+    }
+    if (out.tokenizer->vocab_size() > model_vocab_size)
+        throw ValueError(file.string() + ": the tokenizer's largest id is " + std::to_string(out.tokenizer->vocab_size() - 1) +
+                         ", but the model's vocab_size is " + std::to_string(model_vocab_size));
+    return out;
+}
+
+}  // namespace remat::text

@@ -1,0 +1,314 @@
+// vocab.json + merges.txt (GPT2Tokenizer's files) and tokenizer.json (HF tokenizers' format).
+//
+// Where HF's two implementations disagree on a malformed file, the stricter one is followed: the slow
+// GPT2Tokenizer drops merges.txt's first line whatever it is, ignores lines that are not two symbols and
+// maps tokens missing from the vocabulary to "<|endoftext|>" when encoding; tokenizers' BPE skips
+// "#version" lines, rejects any line that is not two symbols and rejects a merge whose parts or result are
+// not in the vocabulary when loading. Both keep the last of duplicate merges (its rank is the later one),
+// and so does this reader.
+#include "src/text/tokenizer_files.hpp"
+
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <unordered_set>
+
+#include "remat/hf/error.hpp"
+#include "src/text/byte_level.hpp"
+
+namespace remat::text::detail {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::string_view end_of_text = "<|endoftext|>";
+
+[[noreturn]] void fail(const std::string& where, const std::string& problem) { throw hf::FormatError(where + ": " + problem); }
+
+std::string read_file(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) fail(file.string(), "cannot read");
+    std::stringstream s;
+    s << in.rdbuf();
+    if (in.bad()) fail(file.string(), "cannot read");
+    return s.str();
+}
+
+// A string for a message: JSON-quoted, bytes that are not UTF-8 shown as U+FFFD, long ones cut.
+std::string in_quotes(std::string_view s) {
+    constexpr std::size_t longest = 60;
+    const bool cut = s.size() > longest;
+    std::string q = json(std::string(s.substr(0, longest))).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (cut) q.insert(q.size() - 1, "...");
+    return q;
+}
+
+std::string excerpt(const json& v) {
+    constexpr std::size_t longest = 80;
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.size() > longest) s = s.substr(0, longest) + "...";
+    return s;
+}
+
+// Parses JSON, rejecting duplicate keys at any depth: nlohmann would keep the last silently, and a
+// vocabulary that gives one token two ids is broken.
+json parse_json(const fs::path& file, const std::string& text) {
+    struct Open {
+        bool object;
+        std::string key;  // the latest key of an object
+        std::unordered_set<std::string> keys;
+    };
+    std::vector<Open> open;
+    auto location = [&] {
+        std::string path;
+        for (std::size_t i = 0; i + 1 < open.size(); ++i)
+            path += open[i].object ? (path.empty() ? "" : ".") + open[i].key : std::string("[]");
+        return path.empty() ? std::string() : " in " + path;
+    };
+    auto check = [&](int, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start: open.push_back({true, {}, {}}); break;
+            case json::parse_event_t::array_start: open.push_back({false, {}, {}}); break;
+            case json::parse_event_t::object_end:
+            case json::parse_event_t::array_end: open.pop_back(); break;
+            case json::parse_event_t::key: {
+                const auto& key = parsed.get_ref<const std::string&>();
+                if (!open.back().keys.insert(key).second) fail(file.string(), "duplicate key " + in_quotes(key) + location());
+                open.back().key = key;
+                break;
+            }
+            case json::parse_event_t::value: break;
+        }
+        return true;
+    };
+    try {
+        return json::parse(text, check);
+    } catch (const json::parse_error& e) {
+        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
+        if (auto bracket = what.find("] "); what.starts_with("[json.exception.") && bracket != std::string::npos)
+            what.erase(0, bracket + 2);
+        fail(file.string(), "not valid JSON: " + what);
+    }
+}
+
+struct Vocabulary {
+    std::unordered_map<std::string, std::int32_t> id_of;
+    std::unordered_map<std::int32_t, const std::string*> token_of;  // points into id_of's keys
+};
+
+// A JSON object of token -> id. where: "vocab.json" or "tokenizer.json: model.vocab".
+Vocabulary read_vocabulary(const json& object, const std::string& where) {
+    if (!object.is_object()) fail(where, "expected a JSON object of token -> id, got " + excerpt(object));
+    Vocabulary v;
+    v.id_of.reserve(object.size());
+    v.token_of.reserve(object.size());
+    for (const auto& [token, value] : object.items()) {
+        if (!value.is_number_unsigned() || value.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())
+            fail(where, "token id " + excerpt(value) + " of " + in_quotes(token) + " is not an integer in [0, 2^31)");
+        const auto id = static_cast<std::int32_t>(value.get<std::uint64_t>());
+        auto [entry, _] = v.id_of.emplace(token, id);  // keys are unique: parse_json checked
+        if (auto [other, fresh] = v.token_of.emplace(id, &entry->first); !fresh)
+            fail(where, "tokens " + in_quotes(*other->second) + " and " + in_quotes(token) + " both have id " + std::to_string(id));
+    }
+    return v;
+}
+
+struct MergeText {
+    std::string left, right;
+    std::string where;  // "merges.txt:5" or "tokenizer.json: model.merges[4]"
+};
+
+// One "a b" merge: exactly two non-empty symbols separated by one space.
+std::optional<MergeText> split_merge(std::string_view line) {
+    const std::size_t space = line.find(' ');
+    if (space == std::string_view::npos || space == 0 || space + 1 == line.size() || line.find(' ', space + 1) != std::string_view::npos)
+        return std::nullopt;
+    return MergeText{std::string(line.substr(0, space)), std::string(line.substr(space + 1)), {}};
+}
+
+std::vector<MergeText> read_merges_txt(const fs::path& file) {
+    const std::string text = read_file(file);
+    std::vector<std::string_view> lines;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string_view line(text.data() + start, end - start);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        lines.push_back(line);
+        start = end + 1;
+    }
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();  // blank trailing lines
+
+    std::vector<MergeText> merges;
+    merges.reserve(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string where = file.string() + ":" + std::to_string(i + 1);
+        if (lines[i].starts_with("#version")) continue;
+        if (!is_utf8(lines[i])) fail(where, "not valid UTF-8");
+        auto merge = split_merge(lines[i]);
+        if (!merge) fail(where, in_quotes(lines[i]) + " is not two symbols separated by one space");
+        merge->where = where;
+        merges.push_back(std::move(*merge));
+    }
+    return merges;
+}
+
+std::vector<MergeText> read_merges_json(const json& array, const std::string& where) {
+    if (!array.is_array()) fail(where, "expected a list of merges, got " + excerpt(array));
+    std::vector<MergeText> merges;
+    merges.reserve(array.size());
+    for (std::size_t i = 0; i < array.size(); ++i) {
+        const json& m = array[i];
+        std::optional<MergeText> merge;
+        if (m.is_string())  // tokenizers < 0.20: "a b"
+            merge = split_merge(m.get_ref<const std::string&>());
+        else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string() && !m[0].empty() && !m[1].empty())
+            merge = MergeText{m[0].get<std::string>(), m[1].get<std::string>(), {}};  // ["a", "b"]
+        const std::string here = where + "[" + std::to_string(i) + "]";
+        if (!merge) fail(here, excerpt(m) + " is not two symbols, as \"a b\" or [\"a\", \"b\"]");
+        merge->where = here;
+        merges.push_back(std::move(*merge));
+    }
+    return merges;
+}
+
+// Resolves the merges and bytes against the vocabulary. vocab_where starts messages about the vocabulary
+// ("x/vocab.json", "x/tokenizer.json: model.vocab"); vocab_name ends those about a merge ("vocab.json").
+std::shared_ptr<const Gpt2Tables> build(const Vocabulary& vocab, const std::string& vocab_where, const std::string& vocab_name,
+                                        const std::vector<MergeText>& merges, std::vector<AddedToken> added, std::string source) {
+    auto t = std::make_shared<Gpt2Tables>();
+    t->source = std::move(source);
+
+    auto id = [&](const std::string& token) {
+        auto it = vocab.id_of.find(token);
+        return it == vocab.id_of.end() ? std::optional<std::int32_t>() : it->second;
+    };
+    t->merges.reserve(merges.size());
+    for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+        const MergeText& m = merges[rank];
+        const std::string what = in_quotes(m.left + " " + m.right) + ": ";
+        const auto left = id(m.left), right = id(m.right), merged = id(m.left + m.right);
+        if (!left) fail(m.where, what + in_quotes(m.left) + " is not in " + vocab_name);
+        if (!right) fail(m.where, what + in_quotes(m.right) + " is not in " + vocab_name);
+        if (!merged) fail(m.where, what + "the merged token " + in_quotes(m.left + m.right) + " is not in " + vocab_name);
+        t->merges[Gpt2Tables::pair_key(*left, *right)] = {static_cast<std::int32_t>(rank), *merged};  // a repeat takes the later rank
+    }
+
+    std::vector<int> missing;
+    for (int b = 0; b < 256; ++b) {
+        const auto found = id(byte_symbol_utf8(static_cast<std::uint8_t>(b)));
+        if (found)
+            t->byte_id[b] = *found;
+        else
+            missing.push_back(b);
+    }
+    if (!missing.empty()) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", missing[0]);
+        fail(vocab_where, std::to_string(missing.size()) + " of the 256 byte symbols have no token, the first is " +
+                              in_quotes(byte_symbol_utf8(static_cast<std::uint8_t>(missing[0]))) + " (byte " + hex +
+                              "); a byte-level BPE vocabulary needs them all");
+    }
+
+    t->bytes_of_id.reserve(vocab.id_of.size() + added.size());
+    for (const auto& [token, i] : vocab.id_of) {
+        t->bytes_of_id.emplace(i, token_bytes(token));
+        t->vocab_size = std::max<std::int64_t>(t->vocab_size, std::int64_t{i} + 1);
+    }
+    for (const AddedToken& a : added) {
+        t->bytes_of_id.emplace(a.id, a.content);  // no-op when the vocabulary has it
+        t->vocab_size = std::max<std::int64_t>(t->vocab_size, std::int64_t{a.id} + 1);
+    }
+    t->added = std::move(added);
+    return t;
+}
+
+// A field that must be absent, null, or the one value GPT-2 uses.
+void expect_default(const json& object, const char* key, const json& allowed, const std::string& where) {
+    if (!object.contains(key)) return;
+    const json& v = object[key];
+    if (v.is_null() || v == allowed) return;
+    fail(where, std::string(key) + " is " + excerpt(v) + "; only " + allowed.dump() + " (GPT-2's) is supported");
+}
+
+std::vector<AddedToken> read_added_tokens(const json& root, const Vocabulary& vocab, const std::string& file) {
+    std::vector<AddedToken> added;
+    if (!root.contains("added_tokens") || root["added_tokens"].is_null()) return added;
+    const json& list = root["added_tokens"];
+    if (!list.is_array()) fail(file, "added_tokens is not a list");
+    std::unordered_map<std::int32_t, std::size_t> seen;  // id -> index in the list
+    std::unordered_set<std::string> contents;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& a = list[i];
+        const std::string where = file + ": added_tokens[" + std::to_string(i) + "]";
+        if (!a.is_object() || !a.contains("id") || !a.contains("content") || !a["content"].is_string() ||
+            a["content"].get_ref<const std::string&>().empty())
+            fail(where, "expected an object with an \"id\" and a non-empty \"content\"");
+        const json& id = a["id"];
+        const std::string& content = a["content"].get_ref<const std::string&>();
+        if (!id.is_number_unsigned() || id.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())
+            fail(where, "id " + excerpt(id) + " of " + in_quotes(content) + " is not an integer in [0, 2^31)");
+        for (const char* flag : {"lstrip", "rstrip", "single_word"})
+            if (a.contains(flag) && a[flag] == true)
+                fail(where, in_quotes(content) + " has " + flag + " true, which is not supported (GPT-2's added tokens match literally)");
+        const auto i32 = static_cast<std::int32_t>(id.get<std::uint64_t>());
+        if (auto it = vocab.id_of.find(content); it != vocab.id_of.end() && it->second != i32)
+            fail(where, in_quotes(content) + " has id " + std::to_string(i32) + " but model.vocab gives it " + std::to_string(it->second));
+        if (auto it = vocab.token_of.find(i32); it != vocab.token_of.end() && *it->second != content)
+            fail(where, in_quotes(content) + " has id " + std::to_string(i32) + ", which model.vocab gives to " + in_quotes(*it->second));
+        if (auto [it, fresh] = seen.emplace(i32, added.size()); !fresh)
+            fail(where, in_quotes(content) + " has id " + std::to_string(i32) + ", as added_tokens[" + std::to_string(it->second) + "] has");
+        if (!contents.insert(content).second) fail(where, in_quotes(content) + " is listed twice");
+        added.push_back({content, i32});
+    }
+    return added;
+}
+
+}  // namespace
+
+std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const fs::path& vocab_json, const fs::path& merges_txt) {
+    const Vocabulary vocab = read_vocabulary(parse_json(vocab_json, read_file(vocab_json)), vocab_json.string());
+    const std::vector<MergeText> merges = read_merges_txt(merges_txt);
+    // GPT2Tokenizer registers its unk/bos/eos token, "<|endoftext|>", as an added token.
+    std::vector<AddedToken> added;
+    if (auto it = vocab.id_of.find(std::string(end_of_text)); it != vocab.id_of.end()) added.push_back({it->first, it->second});
+    return build(vocab, vocab_json.string(), vocab_json.filename().string(), merges, std::move(added),
+                 vocab_json.filename().string() + " + " + merges_txt.filename().string());
+}
+
+std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const fs::path& tokenizer_json) {
+    const std::string file = tokenizer_json.string();
+    const json root = parse_json(tokenizer_json, read_file(tokenizer_json));
+    if (!root.is_object()) fail(file, "expected a JSON object, got " + excerpt(root));
+    if (!root.contains("model") || !root["model"].is_object()) fail(file, "no \"model\" object");
+    const json& model = root["model"];
+    if (!model.contains("type") || model["type"] != "BPE")
+        fail(file, "model.type is " + (model.contains("type") ? excerpt(model["type"]) : std::string("missing")) +
+                       "; only \"BPE\" (GPT-2's byte-level BPE) is supported");
+    expect_default(model, "dropout", 0.0, file + ": model");
+    expect_default(model, "continuing_subword_prefix", "", file + ": model");
+    expect_default(model, "end_of_word_suffix", "", file + ": model");
+    expect_default(model, "byte_fallback", false, file + ": model");
+    expect_default(model, "ignore_merges", false, file + ": model");
+    if (root.contains("normalizer") && !root["normalizer"].is_null())
+        fail(file, "normalizer " + excerpt(root["normalizer"]) + " is not supported (GPT-2 has none)");
+    const json pre = root.contains("pre_tokenizer") ? root["pre_tokenizer"] : json();
+    const bool byte_level = pre.is_object() && pre.value("type", json()) == "ByteLevel" && pre.value("add_prefix_space", json()) == false &&
+                            pre.value("use_regex", json(true)) == true;
+    if (!byte_level)
+        fail(file, "pre_tokenizer is " + excerpt(pre) +
+                       "; only GPT-2's {\"type\": \"ByteLevel\", \"add_prefix_space\": false} is supported");
+    if (!model.contains("vocab")) fail(file, "model has no \"vocab\"");
+    if (!model.contains("merges")) fail(file, "model has no \"merges\"");
+
+    const Vocabulary vocab = read_vocabulary(model["vocab"], file + ": model.vocab");
+    const std::vector<MergeText> merges = read_merges_json(model["merges"], file + ": model.merges");
+    return build(vocab, file + ": model.vocab", "model.vocab", merges, read_added_tokens(root, vocab, file),
+                 tokenizer_json.filename().string());
+}
+
+}  // namespace remat::text::detail

@@ -1,0 +1,15 @@
+#pragma once
+// Reading GPT-2 tokenizer files into the tables of src/text/bpe.hpp (private to src/text).
+#include <filesystem>
+#include <memory>
+
+#include "src/text/bpe.hpp"
+
+namespace remat::text::detail {
+
+// Both throw hf::FormatError naming the file (and the line or JSON path) and the problem.
+std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const std::filesystem::path& vocab_json,
+                                                        const std::filesystem::path& merges_txt);
+std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const std::filesystem::path& tokenizer_json);
+
+}  // namespace remat::text::detail
