@@ -115,6 +115,11 @@ BaseModel create_base(const Config& c, Generator& init, std::shared_ptr<Generato
                  nn::Embedding::create(c.max_position_embeddings, c.hidden_size, init, s),
                  nn::Embedding::create(c.type_vocab_size, c.hidden_size, init, s),
                  nn::LayerNorm::create(c.hidden_size, c.layer_norm_eps), nn::Dropout::create(c.hidden_dropout_prob, rng)};
+    // HF's word embedding has padding_idx = pad_token_id, and its init zeroes that row.
+    if (c.pad_token_id < c.vocab_size) {
+        float* row = e.word_embeddings.weight.value.data() + c.pad_token_id * c.hidden_size;
+        std::fill(row, row + c.hidden_size, 0.0f);
+    }
     std::vector<Layer> layers;
     layers.reserve(c.num_hidden_layers);
     for (std::size_t i = 0; i < c.num_hidden_layers; ++i) layers.push_back(Layer::create(c, init, rng));

@@ -1,4 +1,5 @@
 #include "models/gpt2/config.hpp"
+#include <algorithm>
 
 #include "models/common/config_json.hpp"
 
@@ -93,8 +94,9 @@ std::string Config::to_json() const {
               {"embd_pdrop", embd_pdrop},
               {"attn_pdrop", attn_pdrop},
               {"initializer_range", initializer_range},
-              {"bos_token_id", 50256},
-              {"eos_token_id", 50256}};
+              // HF's <|endoftext|> is id 50256; a smaller (byte-level) vocabulary ends at vocab_size - 1.
+              {"bos_token_id", std::min<std::size_t>(50256, vocab_size - 1)},
+              {"eos_token_id", std::min<std::size_t>(50256, vocab_size - 1)}};
     return j.dump(2) + "\n";
 }
 

@@ -264,6 +264,11 @@ const Tensor* Tape::grad(const Tensor& leaf) const {
     return it == leaf_grads_.end() ? nullptr : &it->second;
 }
 
+Tensor* Tape::grad(const Tensor& leaf) {
+    auto it = leaf_grads_.find(&leaf);
+    return it == leaf_grads_.end() ? nullptr : &it->second;
+}
+
 void Tape::zero_grad() {
     for (auto& [key, g] : leaf_grads_) g.fill(0.0f);
 }

@@ -1,19 +1,22 @@
-// The `remat` command: `remat info PATH`, `remat run DIR --input IN --out OUT`. Every failure —
-// usage mistakes included — is one "error: …" line on stderr and exit code 2 (docs/cli.md).
+// The `remat` command: init, train, demo, info and run (docs/cli.md). Every failure — usage
+// mistakes included — is one "error: …" line on stderr and exit code 2.
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstring>
 #include <new>
 
 #include "remat/core/error.hpp"
+#include "src/cli/demo.hpp"
 #include "src/cli/errors.hpp"
 #include "src/cli/info.hpp"
+#include "src/cli/init.hpp"
+#include "src/cli/numbers.hpp"
 #include "src/cli/run.hpp"
+#include "src/cli/train.hpp"
 
 using namespace remat::cli;
 
 namespace {
-constexpr const char* commands[] = {"info", "run"};
+constexpr const char* commands[] = {"init", "train", "demo", "info", "run"};
 
 bool is_command(const char* arg) {
     for (const char* c : commands)
@@ -21,30 +24,150 @@ bool is_command(const char* arg) {
     return false;
 }
 
+// Numbers are taken as text and read strictly (src/cli/numbers.hpp); empty means "not given".
+struct Text {
+    std::string value;
+    bool given() const { return !value.empty(); }
+};
+
+CLI::Option* add(CLI::App* app, const std::string& name, Text& text, const std::string& help, const std::string& type) {
+    return app->add_option(name, text.value, help)->type_name(type);
+}
+
+std::optional<std::int64_t> count_if_given(const std::string& option, const Text& t, std::int64_t minimum) {
+    if (!t.given()) return std::nullopt;
+    return parse_count(option, t.value, minimum);
+}
+
+// The flags train and demo share; defaults differ (the demo fine-tunes fast).
+struct TrainingFlags {
+    Text steps, batch, seq, lr, weight_decay, clip, seed;
+
+    void add_to(CLI::App* app, const std::string& default_steps, const std::string& default_lr) {
+        add(app, "--steps", steps, "Optimiser steps (default: " + default_steps + ")", "N");
+        add(app, "--batch", batch, "Windows per step (default: 8)", "B");
+        add(app, "--seq", seq, "Tokens per window (default: 128, or n_positions if smaller)", "T");
+        add(app, "--lr", lr, "AdamW learning rate (default: " + default_lr + ")", "LR");
+        add(app, "--weight-decay", weight_decay, "AdamW decoupled weight decay (default: 0)", "WD");
+        add(app, "--clip", clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
+        add(app, "--seed", seed, "Seed of the window sampling and the dropout masks (default: 0)", "S");
+    }
+    void read(std::int64_t& n_steps, std::int64_t& n_batch, std::optional<std::int64_t>& n_seq, Hyper& hyper,
+              std::uint64_t& n_seed) const {
+        if (steps.given()) n_steps = parse_count("--steps", steps.value, 1);
+        if (batch.given()) n_batch = parse_count("--batch", batch.value, 1);
+        n_seq = count_if_given("--seq", seq, 2);
+        if (lr.given()) hyper.lr = parse_number("--lr", lr.value, 0, true);
+        if (weight_decay.given()) hyper.weight_decay = parse_number("--weight-decay", weight_decay.value, 0, false);
+        if (clip.given()) hyper.clip = parse_number("--clip", clip.value, 0, false);
+        if (seed.given()) n_seed = static_cast<std::uint64_t>(parse_count("--seed", seed.value, 0));
+    }
+};
+
 int main_with_exceptions(int argc, char** argv) {
-    CLI::App app{"remat: HuggingFace GPT-2 and BERT models in C++, with exact gradient checkpointing."};
+    CLI::App app{"remat: GPT-2 and BERT in C++ — create, fine-tune and inspect HuggingFace models, with exact "
+                 "gradient checkpointing."};
     app.name("remat");
     app.require_subcommand(0, 1);
     app.footer(
         "Examples:\n"
+        "  remat demo                                  # fine-tune a small GPT-2 with and without checkpointing\n"
+        "  remat init tiny --arch gpt2 --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128\n"
+        "  remat train tiny --data book.txt --steps 200 --checkpoint blocks --lr 1e-3 --save tiny-trained\n"
         "  remat info models/gpt2\n"
-        "  remat info model.safetensors\n"
         "  remat run models/gpt2 --input batch.safetensors --out out.safetensors --grads --checkpoint blocks\n"
         "\n"
-        "Every failure prints one line \"error: ...\" on stderr and exits with code 2. See docs/cli.md.");
+        "Run \"remat COMMAND --help\" for a command's options. Every failure prints one line \"error: ...\" on\n"
+        "stderr and exits with code 2. See docs/cli.md.");
 
+    // init
+    InitOptions init_options;
+    std::string init_dir;
+    Text n_layer, n_embd, n_head, vocab_size, n_positions, init_seed;
+    CLI::App* init = app.add_subcommand("init", "Write a randomly initialised GPT-2 or BERT model folder (HF's init)");
+    init->add_option("DIR", init_dir, "The model folder to write: config.json and model.safetensors")->required()->type_name("");
+    init->add_option("--arch", init_options.arch, "gpt2 (GPT2LMHeadModel) or bert (BertForMaskedLM)")
+        ->required()
+        ->type_name("ARCH");
+    add(init, "--n-layer", n_layer, "Blocks (BERT: num_hidden_layers; default: 12)", "N");
+    add(init, "--n-embd", n_embd, "Hidden size (BERT: hidden_size, with intermediate_size 4x; default: 768)", "C");
+    add(init, "--n-head", n_head, "Attention heads, dividing --n-embd (default: 12)", "H");
+    add(init, "--vocab-size", vocab_size, "Vocabulary size (default: 50257 for gpt2, 30522 for bert)", "V");
+    add(init, "--n-positions", n_positions, "Longest sequence (BERT: max_position_embeddings; default: 1024 / 512)", "T");
+    add(init, "--seed", init_seed, "Seed of the initialisation: the same seed and sizes give the same files (default: 0)",
+        "S");
+    init->add_flag("--force", init_options.force, "Overwrite a model already in DIR");
+    init->footer(
+        "Weights are drawn as HuggingFace initialises them: normal(0, 0.02) (GPT-2's c_proj weights scaled by\n"
+        "1/sqrt(2 n_layer)), biases 0, LayerNorm weight 1 and bias 0. Unset sizes keep HF's defaults (GPT-2 small,\n"
+        "BERT-base).\n"
+        "\n"
+        "Example:\n"
+        "  remat init tiny --arch gpt2 --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128 --seed 1");
+
+    // train
+    TrainOptions train_options;
+    std::string train_dir, train_data, train_save, train_log_every;
+    TrainingFlags train_flags;
+    CLI::App* train = app.add_subcommand(
+        "train", "Fine-tune a GPT-2 model folder on a text file (AdamW, gradient clipping) and save it");
+    train->add_option("DIR", train_dir, "A GPT-2 model folder; its vocab.json + merges.txt (or tokenizer.json) tokenise the text")
+        ->required()
+        ->type_name("");
+    train->add_option("--data", train_data, "A UTF-8 text file to train on")->required()->type_name("TEXT");
+    train_flags.add_to(train, "100", "5e-05");
+    train->add_option("--checkpoint", train_options.checkpoint,
+                      "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
+        ->type_name("POLICY");
+    train->add_option("--save", train_save, "Write the trained model here (HF format, atomically; may be DIR)")
+        ->type_name("OUT");
+    train->add_option("--log-every", train_log_every,
+                      "When not on a terminal, print a line every K steps (default: steps/20)")
+        ->type_name("K");
+    train->footer(
+        "Each step draws --batch windows of --seq consecutive tokens from the text, at offsets drawn from --seed,\n"
+        "and minimises the mean next-token cross-entropy (HF's GPT2LMHeadModel loss with labels = the window).\n"
+        "On a terminal one live line shows step, loss, tokens/s, peak activation memory and ETA.\n"
+        "\n"
+        "Example:\n"
+        "  remat train tiny --data book.txt --steps 200 --batch 8 --seq 128 --checkpoint blocks --lr 1e-3 --save out");
+
+    // demo
+    DemoOptions demo_options;
+    std::string demo_dir, demo_data;
+    TrainingFlags demo_flags;
+    CLI::App* demo = app.add_subcommand(
+        "demo", "Fine-tune a GPT-2 with and without checkpointing and compare time, memory and gradients");
+    demo->add_option("DIR", demo_dir, "A GPT-2 model folder (default: a small byte-level GPT-2 built from the seed)")
+        ->type_name("");
+    demo->add_option("--data", demo_data, "A UTF-8 text file (default: data/founding-texts.txt, built in)")
+        ->type_name("TEXT");
+    demo_flags.add_to(demo, "20", "0.001");
+    demo->footer(
+        "Both runs start from the same weights and seed and see the same windows and dropout masks; the second\n"
+        "wraps every block in Checkpointed (policy blocks). Prints time per step, peak activation memory and\n"
+        "final loss of each, and \"max gradient difference: 0\" — the largest difference between any gradient\n"
+        "of the two runs over all steps, which must be exactly 0.\n"
+        "\n"
+        "Examples:\n"
+        "  remat demo\n"
+        "  remat demo models/gpt2 --steps 5 --batch 2 --seq 256");
+
+    // info
     std::string info_path;
     CLI::App* info = app.add_subcommand(
         "info", "Describe a model folder (architecture, config, checkpoint tensors, parameter count) or a .safetensors file");
     info->add_option("PATH", info_path, "A model folder (config.json + model.safetensors) or a .safetensors file")
         ->required()
         ->type_name("");
+    info->footer("Example:\n  remat info models/gpt2          # prints e.g. \"parameters: 124439808\"");
 
-    RunOptions options;
-    std::string dir, input, output;
+    // run
+    RunOptions run_options;
+    std::string run_dir, input, output;
     CLI::App* run = app.add_subcommand(
         "run", "Run one forward and backward pass (dropout off) and write logits, loss, gradients and stats");
-    run->add_option("DIR", dir, "A model folder: config.json (gpt2 or bert) and model.safetensors")
+    run->add_option("DIR", run_dir, "A model folder: config.json (gpt2 or bert) and model.safetensors")
         ->required()
         ->type_name("");
     run->add_option("--input,-i", input, "IN.safetensors: input_ids (I64, (B, T)), optional attention_mask, "
@@ -54,16 +177,12 @@ int main_with_exceptions(int argc, char** argv) {
     run->add_option("--out,-o", output, "OUT.safetensors to write (atomically): logits, loss, stats.*, and grad.* with --grads")
         ->required()
         ->type_name("OUT");
-    run->add_flag("--grads", options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
-    run->add_option("--checkpoint", options.checkpoint,
+    run->add_flag("--grads", run_options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
+    run->add_option("--checkpoint", run_options.checkpoint,
                     "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
         ->type_name("POLICY");
-    std::string repeat = "1";  // parsed below: CLI11 silently clamps an overflowing integer
-    run->add_option("--repeat", repeat,
-                    "Timed forward+backward passes; stats.seconds is their median (default: 1)")
-        ->type_name("N");
-
-    info->footer("Example:\n  remat info models/gpt2          # prints e.g. \"parameters: 124439808\"");
+    Text repeat;
+    add(run, "--repeat", repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");
     run->footer(
         "OUT holds logits (F32, (B, T, V)), loss (F32, ()), stats.seconds and stats.peak_activation_bytes (F64, ()),\n"
         "and with --grads grad.NAME (F32) for every parameter. GPT-2 without labels uses input_ids as labels;\n"
@@ -73,7 +192,8 @@ int main_with_exceptions(int argc, char** argv) {
         "  remat run models/gpt2 --input batch.safetensors --out out.safetensors --grads --checkpoint blocks --repeat 5");
 
     if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
-        throw Failure(std::string("unknown command \"") + argv[1] + "\" (the commands are info and run; see remat --help)");
+        throw Failure(std::string("unknown command \"") + argv[1] +
+                      "\" (the commands are init, train, demo, info and run; see remat --help)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -81,20 +201,45 @@ int main_with_exceptions(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const CLI::App* where = run->parsed() ? run : info->parsed() ? info : &app;
+        const CLI::App* where = &app;
+        for (const CLI::App* sub : {init, train, demo, info, run})
+            if (sub->parsed()) where = sub;
         const std::string help = where == &app ? "remat --help" : "remat " + where->get_name() + " --help";
         throw Failure(std::string(e.what()) + " (see " + help + ")");
     }
 
+    if (init->parsed()) {
+        init_options.dir = init_dir;
+        init_options.n_layer = count_if_given("--n-layer", n_layer, 1);
+        init_options.n_embd = count_if_given("--n-embd", n_embd, 1);
+        init_options.n_head = count_if_given("--n-head", n_head, 1);
+        init_options.vocab_size = count_if_given("--vocab-size", vocab_size, 1);
+        init_options.n_positions = count_if_given("--n-positions", n_positions, 1);
+        if (init_seed.given()) init_options.seed = static_cast<std::uint64_t>(parse_count("--seed", init_seed.value, 0));
+        return remat::cli::init(init_options);
+    }
+    if (train->parsed()) {
+        train_options.dir = train_dir;
+        train_options.data = train_data;
+        if (!train_save.empty()) train_options.save = train_save;
+        train_flags.read(train_options.steps, train_options.batch, train_options.seq, train_options.hyper,
+                         train_options.seed);
+        if (!train_log_every.empty()) train_options.log_every = parse_count("--log-every", train_log_every, 1);
+        return remat::cli::train(train_options);
+    }
+    if (demo->parsed()) {
+        if (!demo_dir.empty()) demo_options.dir = demo_dir;
+        if (!demo_data.empty()) demo_options.data = demo_data;
+        demo_flags.read(demo_options.steps, demo_options.batch, demo_options.seq, demo_options.hyper, demo_options.seed);
+        return remat::cli::demo(demo_options);
+    }
     if (info->parsed()) return remat::cli::info(info_path);
     if (run->parsed()) {
-        options.dir = dir;
-        options.input = input;
-        options.output = output;
-        const auto [end, error] = std::from_chars(repeat.data(), repeat.data() + repeat.size(), options.repeat);
-        if (error != std::errc() || end != repeat.data() + repeat.size())
-            throw Failure("--repeat must be a whole number of passes, got \"" + repeat + "\"");
-        return remat::cli::run(options);
+        run_options.dir = run_dir;
+        run_options.input = input;
+        run_options.output = output;
+        if (repeat.given()) run_options.repeat = parse_count("--repeat", repeat.value, 1);
+        return remat::cli::run(run_options);
     }
     std::cout << app.help();  // no command: the overview
     return exit_ok;

@@ -1,12 +1,8 @@
 #include "src/cli/run.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <deque>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "models/bert/pretrained.hpp"
 #include "models/gpt2/pretrained.hpp"
@@ -15,30 +11,13 @@
 #include "src/cli/errors.hpp"
 #include "src/cli/inputs.hpp"
 #include "src/cli/model_folder.hpp"
+#include "src/cli/output.hpp"
 
 namespace remat::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Fails early, before minutes of work, when OUT cannot be created: tries the very temporary name
-// write_safetensors will use ("<OUT>.tmp-<pid>"), then removes it. access() would not do: it says
-// yes to root everywhere.
-void check_writable(const fs::path& out) {
-    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Failure(out.string() + ": cannot write: folder " + dir.string() + " does not exist");
-    if (fs::is_directory(out, ec)) throw Failure(out.string() + ": cannot write: it is a folder");
-    const std::string probe = out.string() + ".tmp-" + std::to_string(::getpid());
-    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        const int error = errno;
-        throw Failure(out.string() + ": cannot write in folder " + dir.string() + ": " + std::strerror(error));
-    }
-    ::close(fd);
-    ::unlink(probe.c_str());
-}
 
 struct Measured {
     std::shared_ptr<const Tensor> logits;  // of the last pass

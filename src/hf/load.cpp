@@ -99,8 +99,6 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const Checkpoin
     return report;
 }
 
-namespace {
-// Writes text to path atomically: a temporary in the same folder, then rename.
 void write_text_atomically(const fs::path& path, const std::string& text) {
     const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
     {
@@ -120,7 +118,6 @@ void write_text_atomically(const fs::path& path, const std::string& text) {
         throw FormatError(path.string() + ": cannot write (" + ec.message() + ")");
     }
 }
-}  // namespace
 
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json, const fs::path& dir) {
     std::error_code ec;

@@ -15,96 +15,20 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "models/bert/pretrained.hpp"
 #include "models/gpt2/pretrained.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/hf/safetensors.hpp"
 
-extern char** environ;
+// fixtures, scratch(), read_text, write_text, Result, run_remat, check_error, has_line, write_ids, ids_of
+#include "tests/cli/run_remat.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path fixtures = REMAT_FIXTURES;
-
-// A scratch folder for the whole run, removed at exit.
-struct Scratch {
-    fs::path dir = fs::temp_directory_path() / ("remat-cli-test-" + std::to_string(::getpid()));
-    Scratch() { fs::create_directories(dir); }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-};
-const fs::path& scratch() {
-    static Scratch s;
-    return s.dir;
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-void write_text(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files.
-Result run_remat(const std::vector<std::string>& args) {
-    const char* bin = std::getenv("REMAT_BIN");
-    REQUIRE_MESSAGE(bin != nullptr, "set REMAT_BIN to the built remat binary");
-    const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-    std::vector<char*> argv{const_cast<char*>(bin)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    const int spawned = posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(spawned == 0);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    REQUIRE_MESSAGE(WIFEXITED(status), "remat was killed by signal " << WTERMSIG(status));
-    return {WEXITSTATUS(status), read_text(out), read_text(err)};
-}
-
-// The failure contract: exit code 2, nothing on stdout, exactly the one given line on stderr.
-void check_error(const std::vector<std::string>& args, const std::string& message) {
-    const Result r = run_remat(args);
-    CAPTURE(r.err);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == "error: " + message + "\n");
-}
-
-bool has_line(const std::string& text, const std::string& line) {
-    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
-}
-
-// An IN file of the given integer tensors.
-void write_ids(const fs::path& path, const std::vector<std::pair<std::string, IdTensor>>& tensors) {
-    std::vector<hf::WriteTensor> entries;
-    for (const auto& [name, t] : tensors) entries.push_back(hf::i64(name, t));
-    hf::write_safetensors(path, entries);
-}
-
-IdTensor ids_of(std::initializer_list<std::size_t> shape, std::int64_t value) {
-    IdTensor t = IdTensor::from_shape(shape);
-    std::fill(t.begin(), t.end(), value);
-    return t;
-}
 
 double scalar_f64(const hf::SafetensorsFile& f, const std::string& name) {
     const hf::TensorInfo* t = f.find(name);
@@ -189,8 +113,7 @@ TEST_CASE("help and usage") {
         const Result r = run_remat(args);
         CHECK(r.code == 0);
         CHECK(r.err.empty());
-        CHECK(r.out.find("info") != std::string::npos);
-        CHECK(r.out.find("run") != std::string::npos);
+        for (const char* command : {"init", "train", "demo", "info", "run"}) CHECK(r.out.find(command) != std::string::npos);
     }
     Result r = run_remat({"info", "--help"});
     CHECK(r.code == 0);
@@ -199,15 +122,15 @@ TEST_CASE("help and usage") {
     CHECK(r.code == 0);
     for (const char* flag : {"--input", "--out", "--grads", "--checkpoint", "--repeat"}) CHECK(r.out.find(flag) != std::string::npos);
 
-    check_error({"bogus"}, "unknown command \"bogus\" (the commands are info and run; see remat --help)");
+    check_error({"bogus"}, "unknown command \"bogus\" (the commands are init, train, demo, info and run; see remat --help)");
     check_error({"--bogus"}, "The following argument was not expected: --bogus (see remat --help)");
     check_error({"info"}, "PATH is required (see remat info --help)");
     check_error({"run"}, "DIR is required (see remat run --help)");
     check_error({"run", "x", "--out", "o.safetensors"}, "--input is required (see remat run --help)");
     check_error({"run", "x", "-i", "in", "-o", "out", "--repeat", "many"},
-                "--repeat must be a whole number of passes, got \"many\"");
+                "--repeat must be a whole number of at least 1, got \"many\"");
     check_error({"run", "x", "-i", "in", "-o", "out", "--repeat", "99999999999999999999"},
-                "--repeat must be a whole number of passes, got \"99999999999999999999\"");
+                "--repeat must be a whole number of at least 1, got \"99999999999999999999\"");
 }
 
 TEST_CASE("info on a model folder") {
@@ -460,7 +383,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
         check_error(run(gpt2_dir, good, {"--checkpoint", "most"}),
                     "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt or selective)");
         check_error(run(gpt2_dir, good, {"--checkpoint", "every:0"}), "--checkpoint: checkpoint policy every:K needs K ≥ 1");
-        check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be at least 1, got 0");
+        check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be a whole number of at least 1, got \"0\"");
     }
     SUBCASE("the output") {
         const std::string missing = (s / "no-such-folder" / "out.safetensors").string();
@@ -476,4 +399,299 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
         check_error({"run", gpt2_dir, "-i", good.string(), "-o", s.string()}, s.string() + ": cannot write: it is a folder");
     }
     CHECK_FALSE(fs::exists(out));  // a failed run writes nothing
+}
+
+// ---- init, train, demo ----------------------------------------------------------------------
+
+namespace {
+// A small byte-level GPT-2 folder made by `remat init` (no tokenizer files: raw bytes).
+// Made once per name: doctest runs a TEST_CASE again for each of its SUBCASEs.
+fs::path tiny_gpt2(const std::string& name, const std::string& seed = "1") {
+    const fs::path dir = scratch() / name;
+    if (fs::exists(dir / "model.safetensors")) return dir;
+    const Result r = run_remat({"init", dir.string(), "--arch", "gpt2", "--n-layer", "2", "--n-embd", "32", "--n-head", "4",
+                                "--vocab-size", "256", "--n-positions", "64", "--seed", seed});
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    return dir;
+}
+
+const std::string some_text =
+    "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, "
+    "it was the epoch of belief, it was the epoch of incredulity, it was the season of Light, it was the season of "
+    "Darkness, it was the spring of hope, it was the winter of despair.\n";
+
+std::string file_bytes(const fs::path& p) { return read_text(p); }
+
+// Mean and standard deviation of a tensor's values.
+std::pair<double, double> moments(const Tensor& t) {
+    double sum = 0, sq = 0;
+    for (float v : t) sum += v;
+    const double mean = sum / static_cast<double>(t.size());
+    for (float v : t) sq += (v - mean) * (v - mean);
+    return {mean, std::sqrt(sq / static_cast<double>(t.size()))};
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("init writes a HuggingFace model folder, deterministically for a seed") {
+    const fs::path s = scratch() / "init";
+    SUBCASE("GPT-2: HF's initialisation, loadable by info, the same bytes for the same seed") {
+        const fs::path a = tiny_gpt2("init/a", "7"), b = tiny_gpt2("init/b", "7"), c = tiny_gpt2("init/c", "8");
+        CHECK(file_bytes(a / "model.safetensors") == file_bytes(b / "model.safetensors"));
+        CHECK(file_bytes(a / "config.json") == file_bytes(b / "config.json"));
+        CHECK(file_bytes(a / "model.safetensors") != file_bytes(c / "model.safetensors"));
+
+        const Result info = run_remat({"info", a.string()});
+        CHECK(info.code == 0);
+        CHECK(info.err.empty());
+        CHECK(has_line(info.out, "architecture: GPT2LMHeadModel"));
+        // wte 256·32 + wpe 64·32 + 2 blocks · (2·64 + 32·96+96 + 32·32+32 + 32·128+128 + 128·32+32) + ln_f 64
+        CHECK(has_line(info.out, "parameters: " + std::to_string(256 * 32 + 64 * 32 + 2 * (128 + 3168 + 1056 + 4224 + 4128) + 64)));
+
+        const auto f = hf::SafetensorsFile::open(a / "model.safetensors");
+        const auto [wte_mean, wte_std] = moments(f.read_float(*f.find("transformer.wte.weight")));
+        CHECK(std::abs(wte_mean) < 0.002);
+        CHECK(wte_std == doctest::Approx(0.02).epsilon(0.05));
+        // HF scales c_proj weights by 1/sqrt(2·n_layer).
+        const auto [proj_mean, proj_std] = moments(f.read_float(*f.find("transformer.h.1.mlp.c_proj.weight")));
+        CHECK(proj_std == doctest::Approx(0.02 / 2).epsilon(0.05));
+        const Tensor ln = f.read_float(*f.find("transformer.h.0.ln_1.weight"));
+        CHECK(std::all_of(ln.begin(), ln.end(), [](float v) { return v == 1.0f; }));
+        const Tensor bias = f.read_float(*f.find("transformer.h.0.attn.c_attn.bias"));
+        CHECK(std::all_of(bias.begin(), bias.end(), [](float v) { return v == 0.0f; }));
+        CHECK(f.find("lm_head.weight") == nullptr);  // tied to wte, as HF saves it
+
+        const auto config = nlohmann::json::parse(file_bytes(a / "config.json"));
+        CHECK(config["model_type"] == "gpt2");
+        CHECK(config["n_layer"] == 2);
+        CHECK(config["vocab_size"] == 256);
+        CHECK(config["eos_token_id"] == 255);
+    }
+    SUBCASE("BERT") {
+        const fs::path dir = s / "bert";
+        const Result r = run_remat({"init", dir.string(), "--arch", "bert", "--n-layer", "2", "--n-embd", "32", "--n-head",
+                                    "2", "--vocab-size", "100", "--n-positions", "40"});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.out.find("wrote " + dir.string() + ": BertForMaskedLM (num_hidden_layers 2, hidden_size 32") == 0);
+        const Result info = run_remat({"info", dir.string()});
+        CHECK(info.code == 0);
+        CHECK(info.err.empty());  // every tensor a BertForMaskedLM needs, nothing unused
+        CHECK(has_line(info.out, "  intermediate_size: 128"));
+        const auto f = hf::SafetensorsFile::open(dir / "model.safetensors");
+        const Tensor words = f.read_float(*f.find("bert.embeddings.word_embeddings.weight"));
+        for (std::size_t j = 0; j < 32; ++j) CHECK(words(0, j) == 0.0f);  // HF zeroes the padding_idx row
+        CHECK(words(1, 0) != 0.0f);
+    }
+    SUBCASE("unset sizes keep HF's defaults") {
+        const fs::path dir = s / "defaults";
+        const Result r = run_remat({"init", dir.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head", "2"});
+        CHECK(r.code == 0);
+        const auto config = nlohmann::json::parse(file_bytes(dir / "config.json"));
+        CHECK(config["vocab_size"] == 50257);
+        CHECK(config["n_positions"] == 1024);
+        CHECK(config["eos_token_id"] == 50256);
+        CHECK(config["activation_function"] == "gelu_new");
+    }
+    SUBCASE("bad input") {
+        const fs::path dir = tiny_gpt2("init/existing");
+        check_error({"init", dir.string(), "--arch", "gpt2"},
+                    dir.string() + ": already holds a model (config.json); pass --force to overwrite it");
+        CHECK(run_remat({"init", dir.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head", "2",
+                         "--vocab-size", "16", "--n-positions", "8", "--force"})
+                  .code == 0);
+        check_error({"init", (s / "x").string(), "--arch", "llama"}, "--arch must be gpt2 or bert, got \"llama\"");
+        check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-embd", "30", "--n-head", "4"},
+                    "GPT-2 config: n_embd = 30 is not divisible by n_head = 4");
+        check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-layer", "0"},
+                    "--n-layer must be a whole number of at least 1, got \"0\"");
+        check_error({"init", (s / "x").string()}, "--arch is required (see remat init --help)");
+        write_text(s / "a-file", "x");
+        check_error({"init", (s / "a-file").string(), "--arch", "gpt2"}, (s / "a-file").string() + ": exists and is not a folder");
+        CHECK_FALSE(fs::exists(s / "x"));
+    }
+}
+
+TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
+    const fs::path s = scratch() / "train";
+    const fs::path model = tiny_gpt2("train/model");
+    const fs::path data = s / "data.txt";
+    write_text(data, some_text);
+    auto train = [&](const fs::path& out, const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> args{"train", model.string(), "--data", data.string(), "--steps", "6", "--batch", "2",
+                                      "--seq", "32", "--lr", "1e-2", "--save", out.string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_remat(args);
+    };
+
+    SUBCASE("progress lines, a lower loss, a loadable and deterministic result") {
+        const Result r = train(s / "out");
+        CAPTURE(r.out);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.err == "warning: " + model.string() +
+                           " has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids\n");
+        const auto lines = lines_of(r.out);
+        REQUIRE(lines.size() == 3 + 6 + 2);  // header, one line per step (6 steps < 20), summary, saved
+        CHECK(lines[0] == "model: " + model.string() + " (GPT2LMHeadModel, 35712 parameters), checkpointing none");
+        CHECK(lines[1] == "data: " + data.string() + ": " + std::to_string(some_text.size()) + " bytes, " +
+                              std::to_string(some_text.size()) + " tokens (raw bytes (256 ids))");
+        CHECK(lines[2] == "training: 6 steps of 2 x 32 tokens, AdamW (lr 0.01, weight decay 0), clip 1, seed 0");
+        for (int k = 1; k <= 6; ++k) CHECK(lines[2 + k].find("step " + std::to_string(k) + "/6  loss ") == 0);
+        CHECK(lines[3].find("tokens/s  peak activation ") != std::string::npos);
+        CHECK(lines[9].find("trained 6 steps in ") == 0);
+        CHECK(lines[10] == "saved " + (s / "out").string() + ": config.json, model.safetensors");
+        // "loss A -> B": fine-tuning lowers it.
+        float first = 0, last = 0;
+        REQUIRE(std::sscanf(lines[9].c_str() + lines[9].find("loss "), "loss %f -> %f", &first, &last) == 2);
+        CHECK(first == doctest::Approx(std::log(256.0)).epsilon(0.05));  // an untrained model guesses uniformly
+        CHECK(last < first - 0.5f);
+
+        CHECK(file_bytes(s / "out" / "config.json") == file_bytes(model / "config.json"));
+        CHECK(file_bytes(s / "out" / "model.safetensors") != file_bytes(model / "model.safetensors"));
+        CHECK(run_remat({"info", (s / "out").string()}).code == 0);
+        // The same seed gives the same model, bit for bit; so does checkpointing every block.
+        REQUIRE(train(s / "again").code == 0);
+        CHECK(file_bytes(s / "again" / "model.safetensors") == file_bytes(s / "out" / "model.safetensors"));
+        const Result blocks = train(s / "blocks", {"--checkpoint", "blocks"});
+        REQUIRE(blocks.code == 0);
+        CHECK(lines_of(blocks.out)[0].find("checkpointing blocks") != std::string::npos);
+        CHECK(file_bytes(s / "blocks" / "model.safetensors") == file_bytes(s / "out" / "model.safetensors"));
+        REQUIRE(train(s / "seed", {"--seed", "3"}).code == 0);
+        CHECK(file_bytes(s / "seed" / "model.safetensors") != file_bytes(s / "out" / "model.safetensors"));
+    }
+    SUBCASE("--log-every and no --save") {
+        const Result r = run_remat({"train", model.string(), "--data", data.string(), "--steps", "5", "--batch", "1",
+                                    "--seq", "16", "--log-every", "2"});
+        REQUIRE(r.code == 0);
+        const auto lines = lines_of(r.out);
+        REQUIRE(lines.size() == 3 + 4 + 1);  // steps 1 (the first), 2, 4 and 5 (the last); the summary
+        CHECK(lines[3].find("step 1/5 ") == 0);
+        CHECK(lines[4].find("step 2/5 ") == 0);
+        CHECK(lines[5].find("step 4/5 ") == 0);
+        CHECK(lines[6].find("step 5/5 ") == 0);
+        CHECK(lines[7].find("trained 5 steps") == 0);
+    }
+    SUBCASE("a BPE tokenizer in the folder tokenises the text and is saved along") {
+        const fs::path bpe = s / "bpe";  // the fixture tokenizer's ids go up to 576
+        REQUIRE(run_remat({"init", bpe.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "16", "--n-head", "2",
+                           "--vocab-size", "600", "--n-positions", "32"})
+                    .code == 0);
+        for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(fixtures / "tokenizer" / f, bpe / f);
+        const Result r = run_remat({"train", bpe.string(), "--data", data.string(), "--steps", "2", "--batch", "2", "--seq",
+                                    "16", "--save", (s / "bpe-out").string()});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.err.empty());
+        CHECK(lines_of(r.out)[1].find("GPT-2 byte-level BPE (vocab.json + merges.txt") != std::string::npos);
+        CHECK(file_bytes(s / "bpe-out" / "vocab.json") == file_bytes(bpe / "vocab.json"));
+        CHECK(file_bytes(s / "bpe-out" / "merges.txt") == file_bytes(bpe / "merges.txt"));
+        CHECK(lines_of(r.out).back() == "saved " + (s / "bpe-out").string() + ": config.json, model.safetensors, vocab.json, merges.txt");
+    }
+    SUBCASE("bad input") {
+        const std::string m = model.string();
+        write_text(s / "empty.txt", "");
+        check_error({"train", m, "--data", (s / "empty.txt").string()},
+                    (s / "empty.txt").string() + ": the file is empty, there is nothing to train on");
+        write_text(s / "short.txt", "too short");
+        check_error({"train", m, "--data", (s / "short.txt").string(), "--seq", "32"},
+                    (s / "short.txt").string() + ": 9 tokens are fewer than one window of 32 (--seq); give a longer text or a smaller --seq");
+        check_error({"train", m, "--data", (s / "none.txt").string()},
+                    (s / "none.txt").string() + ": cannot read: No such file or directory");
+        check_error({"train", m, "--data", data.string(), "--seq", "65"}, "--seq 65 is longer than the model's n_positions 64");
+        check_error({"train", m, "--data", data.string(), "--seq", "1"}, "--seq must be a whole number of at least 2, got \"1\"");
+        check_error({"train", m, "--data", data.string(), "--lr", "0"}, "--lr must be a number above 0, got \"0\"");
+        check_error({"train", m, "--data", data.string(), "--lr", "nan"}, "--lr must be a number above 0, got \"nan\"");
+        check_error({"train", m, "--data", data.string(), "--steps", "-3"}, "--steps must be a whole number of at least 1, got \"-3\"");
+        check_error({"train", m, "--data", data.string(), "--checkpoint", "most"},
+                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt or selective)");
+        check_error({"train", m}, "--data is required (see remat train --help)");
+        write_text(s / "a-file", "x");
+        const fs::path under_file = s / "a-file" / "out";
+        check_error({"train", m, "--data", data.string(), "--save", under_file.string()},
+                    under_file.string() + ": cannot create the folder: Not a directory");
+        const fs::path bert = s / "bert";
+        REQUIRE(run_remat({"init", bert.string(), "--arch", "bert", "--n-layer", "1", "--n-embd", "8", "--n-head", "2",
+                           "--vocab-size", "300", "--n-positions", "16"})
+                    .code == 0);
+        check_error({"train", bert.string(), "--data", data.string()},
+                    (bert / "config.json").string() +
+                        ": remat train fine-tunes GPT-2 language models; this folder holds BertForMaskedLM");
+        const fs::path small_vocab = s / "small-vocab";
+        REQUIRE(run_remat({"init", small_vocab.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head",
+                           "2", "--vocab-size", "100", "--n-positions", "16"})
+                    .code == 0);
+        const Result r = run_remat({"train", small_vocab.string(), "--data", data.string()});
+        CHECK(r.code == 2);
+        CHECK(lines_of(r.err).size() == 1);
+        CHECK(r.err.find("error: ") == 0);
+        CHECK(r.err.find("256") != std::string::npos);
+    }
+}
+
+TEST_CASE("demo: plain and checkpointed runs side by side, gradients bitwise equal") {
+    SUBCASE("the built-in model and text") {
+        const Result r = run_remat({"demo", "--steps", "3", "--batch", "2", "--seq", "64"});
+        CAPTURE(r.out);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.err.empty());
+        const auto lines = lines_of(r.out);
+        CHECK(lines[0] == "remat demo: fine-tunes a GPT-2 twice from the same seed, plainly and with every block checkpointed");
+        CHECK(lines[1] == "model: built in, initialised from the seed (GPT-2, 6 layers, n_embd 128, 4 heads, vocabulary 256, 1.24M parameters)");
+        CHECK(lines[2] == "text: founding-texts.txt (built in), 3471 bytes, 3471 tokens (raw bytes (256 ids))");
+        CHECK(r.out.find("\n                                    plain     checkpointed\n") != std::string::npos);
+        for (const char* row : {"\ntime per step ", "\npeak activation memory ", "\nfinal loss "})
+            CHECK(r.out.find(row) != std::string::npos);
+        CHECK(lines.back() == "max gradient difference: 0");
+        // Both runs end at the same loss, printed twice.
+        const std::string loss_row = lines[lines.size() - 3];
+        REQUIRE(loss_row.find("final loss") == 0);
+        float a = 0, b = 0;
+        REQUIRE(std::sscanf(loss_row.c_str(), "final loss %f %f", &a, &b) == 2);
+        CHECK(a == b);
+        // Checkpointing every block keeps less: the memory ratio is printed below 1.
+        const std::string memory_row = lines[lines.size() - 4];
+        REQUIRE(memory_row.find("peak activation memory") == 0);
+        const double ratio = std::stod(memory_row.substr(memory_row.rfind(' ') + 1));
+        CHECK(ratio < 0.6);
+    }
+    SUBCASE("a model folder and a text file") {
+        const fs::path model = tiny_gpt2("demo-model");
+        write_text(scratch() / "demo.txt", some_text);
+        const Result r = run_remat({"demo", model.string(), "--data", (scratch() / "demo.txt").string(), "--steps", "2",
+                                    "--seq", "32"});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(lines_of(r.out)[1] == "model: " + model.string() + " (GPT-2, 2 layers, n_embd 32, 4 heads, vocabulary 256, 0.04M parameters)");
+        CHECK(lines_of(r.out).back() == "max gradient difference: 0");
+    }
+    SUBCASE("bad input") {
+        check_error({"demo", (scratch() / "nothing").string()}, (scratch() / "nothing").string() + ": no such file or folder");
+        check_error({"demo", "--seq", "129"}, "--seq 129 is longer than the model's n_positions 128");
+        check_error({"demo", "--batch", "0"}, "--batch must be a whole number of at least 1, got \"0\"");
+    }
+}
+
+TEST_CASE("each command's help") {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> commands{
+        {"init", {"--arch", "--n-layer", "--n-embd", "--n-head", "--vocab-size", "--n-positions", "--seed", "--force"}},
+        {"train", {"--data", "--steps", "--batch", "--seq", "--checkpoint", "--lr", "--save", "--seed", "--clip"}},
+        {"demo", {"--data", "--steps", "--batch", "--seq", "--seed", "max gradient difference: 0"}},
+    };
+    for (const auto& [command, flags] : commands) {
+        CAPTURE(command);
+        const Result r = run_remat({command, "--help"});
+        CHECK(r.code == 0);
+        CHECK(r.err.empty());
+        CHECK(r.out.find("Usage: remat " + command) != std::string::npos);
+        for (const std::string& flag : flags) CHECK(r.out.find(flag) != std::string::npos);
+    }
 }

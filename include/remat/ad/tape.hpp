@@ -36,6 +36,8 @@ public:
     void backward(const Var& loss);
     // The gradient accumulated for a leaf tensor since the last zero_grad(), or nullptr.
     const Tensor* grad(const Tensor& leaf) const;
+    // The same, writable: an optimiser step may clip it in place.
+    Tensor* grad(const Tensor& leaf);
     // Zero-fills every accumulated gradient (keeping the buffers, as optimisers expect).
     void zero_grad();
     // Frees every accumulated gradient.

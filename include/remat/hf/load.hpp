@@ -58,6 +58,10 @@ LoadReport load(Model& model, const std::filesystem::path& dir) {
     return load_tensors(named_tensors(model), CheckpointFiles::open(dir));
 }
 
+// Writes text (or any bytes) to path atomically: a temporary in the same folder, then rename; on
+// failure (FormatError) a previous file at path is untouched.
+void write_text_atomically(const std::filesystem::path& path, const std::string& text);
+
 // Writes dir/config.json and dir/model.safetensors, each atomically (temporary, then rename); an
 // interrupted save leaves previous files intact. Creates dir if needed.
 template <class Model>

@@ -10,8 +10,12 @@
 // Adam: 2), so state.moments[0].h[3].attn.c_attn.weight is that parameter's first moment.
 // Frozen parameters are skipped. Semantics are PyTorch's (torch.optim.SGD / Adam / AdamW).
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <span>
+#include <vector>
 
+#include "remat/core/error.hpp"
 #include "remat/tree/parameters.hpp"
 
 namespace remat::train {
@@ -62,40 +66,63 @@ OptimiserState<Rule, Model> setup(const Rule& rule, const Model& model) {
     }(std::make_index_sequence<Rule::moments>{});
 }
 
-// Applies one step of the rule to every trainable parameter, walking model, grads and moments in
-// lockstep (they share one type, so the same traversal order).
+// Applies one step of the rule to every trainable parameter, given its gradient in
+// tree::parameters order (e.g. read off the tape after backward); a null gradient counts as zero.
 template <class Rule, class Model>
-void update(OptimiserState<Rule, Model>& state, Model& model, Model& grads) {
+void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Tensor* const> grads) {
     auto params = tree::parameters(model);
-    auto gs = tree::parameters(grads);
+    if (grads.size() != params.size())
+        throw ValueError("update: " + std::to_string(grads.size()) + " gradients for " +
+                         std::to_string(params.size()) + " parameters");
     std::array<std::vector<Param*>, Rule::moments> ms;
     for (std::size_t k = 0; k < Rule::moments; ++k) ms[k] = tree::parameters(state.moments[k]);
     ++state.step;
+    Tensor zero;
     for (std::size_t i = 0; i < params.size(); ++i) {
         Param& p = *params[i];
         if (p.frozen) continue;
-        check_shape("update: gradient of parameter " + std::to_string(i), p.shape(), gs[i]->shape());
+        const Tensor* g = grads[i];
+        if (!g) {
+            zero = zeros(p.shape());
+            g = &zero;
+        }
+        check_shape("update: gradient of parameter " + std::to_string(i), p.shape(), g->shape());
         std::array<float*, Rule::moments> moment_data;
         for (std::size_t k = 0; k < Rule::moments; ++k) moment_data[k] = ms[k][i]->value.data();
-        apply(state.rule, state.step, p.value.data(), gs[i]->value.data(), moment_data.data(), p.size());
+        apply(state.rule, state.step, p.value.data(), g->data(), moment_data.data(), p.size());
     }
 }
 
+// The same with the gradients as a tree of the model's own type (withgradient's result): model,
+// grads and moments share one type, so one traversal order.
+template <class Rule, class Model>
+void update(OptimiserState<Rule, Model>& state, Model& model, Model& grads) {
+    std::vector<const Tensor*> gs;
+    for (Param* g : tree::parameters(grads)) gs.push_back(&g->value);
+    update(state, model, std::span<const Tensor* const>(gs));
+}
+
 // Scales all gradients so that their global L2 norm is at most max_norm (as PyTorch's
-// clip_grad_norm_); returns the norm before clipping.
-template <class Model>
-float clip_grad_norm(Model& grads, float max_norm) {
+// clip_grad_norm_); returns the norm before clipping. Null entries are skipped.
+inline float clip_grad_norm(std::span<Tensor* const> grads, float max_norm) {
     double total = 0;
-    tree::foreach_parameter(grads, [&](const std::string&, const Param& g) {
-        for (float v : g.value) total += static_cast<double>(v) * v;
-    });
+    for (const Tensor* g : grads)
+        if (g)
+            for (float v : *g) total += static_cast<double>(v) * v;
     const auto norm = static_cast<float>(std::sqrt(total));
     const float coef = max_norm / (norm + 1e-6f);
     if (coef < 1.0f)
-        tree::foreach_parameter(grads, [&](const std::string&, Param& g) {
-            for (float& v : g.value) v *= coef;
-        });
+        for (Tensor* g : grads)
+            if (g)
+                for (float& v : *g) v *= coef;
     return norm;
+}
+
+template <class Model>
+float clip_grad_norm(Model& grads, float max_norm) {
+    std::vector<Tensor*> gs;
+    for (Param* g : tree::parameters(grads)) gs.push_back(&g->value);
+    return clip_grad_norm(std::span<Tensor* const>(gs), max_norm);
 }
 
 }  // namespace remat::train

@@ -1,0 +1,186 @@
+#include "src/cli/demo.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "models/gpt2/pretrained.hpp"
+#include "remat/layers/modes.hpp"
+#include "src/cli/errors.hpp"
+#include "src/cli/model_folder.hpp"
+#include "src/cli/progress.hpp"
+
+namespace remat::cli {
+
+namespace {
+
+// The embedded model: a GPT-2 small enough to fine-tune in seconds, on byte-level ids.
+gpt2::Config embedded_config() {
+    gpt2::Config c;
+    c.vocab_size = 256;
+    c.n_positions = 128;
+    c.n_embd = 128;
+    c.n_layer = 6;
+    c.n_head = 4;
+    return c;
+}
+
+struct Measurements {
+    std::vector<double> seconds;
+    std::vector<std::size_t> peaks;
+    float loss = 0;
+
+    void add(const StepResult& r) {
+        seconds.push_back(r.seconds);
+        peaks.push_back(r.peak_activation_bytes);
+        loss = r.loss;
+    }
+    // The first step also allocates gradient buffers and warms caches: it is left out when there are more.
+    double median_seconds() const {
+        std::vector<double> s(seconds.begin() + (seconds.size() > 1), seconds.end());
+        std::sort(s.begin(), s.end());
+        const std::size_t n = s.size();
+        return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+    std::size_t peak() const { return *std::max_element(peaks.begin() + (peaks.size() > 1), peaks.end()); }
+};
+
+// Copies a step's raw gradients (before clipping) into buffers allocated once, outside any step.
+struct GradientCopy {
+    std::vector<Tensor> values;
+    std::vector<bool> present;
+
+    template <class Model>
+    explicit GradientCopy(Model& model) {
+        for (Param* p : tree::parameters(model)) values.push_back(zeros(p->shape()));
+        present.assign(values.size(), false);
+    }
+    void take(const std::vector<Tensor*>& grads) {
+        for (std::size_t i = 0; i < grads.size(); ++i) {
+            present[i] = grads[i] != nullptr;
+            if (grads[i]) std::copy(grads[i]->begin(), grads[i]->end(), values[i].begin());
+        }
+    }
+    // The largest |a - b| over all elements; infinity when one side has a gradient the other lacks.
+    double max_difference(const std::vector<Tensor*>& grads) const {
+        double d = 0;
+        for (std::size_t i = 0; i < grads.size(); ++i) {
+            if (present[i] != (grads[i] != nullptr)) return INFINITY;
+            if (!grads[i]) continue;
+            const float* a = values[i].data();
+            const float* b = grads[i]->data();
+            for (std::size_t j = 0; j < values[i].size(); ++j) d = std::max(d, std::fabs(double(a[j]) - double(b[j])));
+        }
+        return d;
+    }
+};
+
+void print_table(const Measurements& plain, const Measurements& checkpointed) {
+    const double t0 = plain.median_seconds() * 1e3, t1 = checkpointed.median_seconds() * 1e3;
+    const auto p0 = plain.peak(), p1 = checkpointed.peak();
+    std::printf("\n%-24s %16s %16s\n", "", "plain", "checkpointed");
+    std::printf("%-24s %13.1f ms %13.1f ms   %.2fx\n", "time per step", t0, t1, t1 / t0);
+    std::printf("%-24s %16s %16s   %.2fx\n", "peak activation memory", format_bytes(p0).c_str(),
+                format_bytes(p1).c_str(), static_cast<double>(p1) / static_cast<double>(std::max<std::size_t>(p0, 1)));
+    std::printf("%-24s %16.4f %16.4f\n\n", "final loss", static_cast<double>(plain.loss),
+                static_cast<double>(checkpointed.loss));
+}
+
+// Trains `make()` plainly and checkpointed in lockstep on the same windows; returns the exit code.
+template <class Make, class Header>
+int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>& ids, std::size_t seq,
+                 const DemoOptions& o) {
+    auto plain_model = make();
+    auto checkpointed_model = set_checkpointing(make(), Policy::blocks());
+    print_header(tree::count_parameters(plain_model));
+    nn::trainmode(plain_model);
+    nn::trainmode(checkpointed_model);
+    Trainer plain(std::move(plain_model), o.hyper);
+    Trainer checkpointed(std::move(checkpointed_model), o.hyper);
+    GradientCopy plain_grads(plain.model);
+    WindowSampler windows(ids, seq, o.seed);
+
+    const auto steps = static_cast<std::size_t>(o.steps), batch = static_cast<std::size_t>(o.batch);
+    Measurements m_plain, m_checkpointed;
+    double max_difference = 0;
+    Progress progress(stdout, steps, std::max<std::size_t>(1, steps / 4));
+    for (std::size_t k = 1; k <= steps; ++k) {
+        const IdTensor x = windows.next(batch);
+        m_plain.add(plain.step(x, [&](const std::vector<Tensor*>& g) { plain_grads.take(g); }));
+        m_checkpointed.add(checkpointed.step(
+            x, [&](const std::vector<Tensor*>& g) { max_difference = std::max(max_difference, plain_grads.max_difference(g)); }));
+        char status[128];
+        std::snprintf(status, sizeof status, "step %zu/%zu  loss %.4f plain, %.4f checkpointed", k, steps,
+                      static_cast<double>(m_plain.loss), static_cast<double>(m_checkpointed.loss));
+        progress.update(k, status);
+    }
+    progress.finish();
+    print_table(m_plain, m_checkpointed);
+    std::printf("max gradient difference: %g\n", max_difference);
+    std::fflush(stdout);
+    if (max_difference != 0)
+        throw Failure("checkpointed gradients differ from the plain model's; please report this as a bug");
+    return exit_ok;
+}
+
+std::string describe(const gpt2::Config& c, std::size_t parameters) {
+    char text[200];
+    std::snprintf(text, sizeof text, "GPT-2, %zu layers, n_embd %zu, %zu heads, vocabulary %zu, %.2fM parameters",
+                  c.n_layer, c.n_embd, c.n_head, c.vocab_size, static_cast<double>(parameters) / 1e6);
+    return text;
+}
+
+}  // namespace
+
+int demo(const DemoOptions& o) {
+    gpt2::Config config = embedded_config();
+    std::optional<ModelFolder> folder;
+    if (o.dir) {
+        folder = gpt2_folder(*o.dir, "demo");
+        config = gpt2::Config::from_file(folder->config);
+    }
+    const std::size_t seq = window_length(o.seq, config.n_positions);
+
+    const std::string text = o.data ? read_text_file(*o.data) : std::string(demo_text());
+    const std::string source = o.data ? o.data->string() : "founding-texts.txt (built in)";
+    text::FolderTokenizer t{std::make_unique<text::ByteTokenizer>(), {}};
+    if (folder) t = text::tokenizer_for_folder(*o.dir, static_cast<std::int64_t>(config.vocab_size));
+    const std::unique_ptr<text::Tokenizer> tokenizer = std::move(t.tokenizer);
+    const std::vector<std::int64_t> ids = tokenize(*tokenizer, text, source, seq);
+    for (const std::string& w : t.warnings) print_warning(w);
+
+    // Each run's dropouts draw from their own generator, seeded alike: the runs see the same masks
+    // only because checkpointing replays them exactly.
+    std::function<gpt2::Model()> make;
+    if (folder) {
+        make = [&, first = true]() mutable {
+            hf::LoadReport report;
+            gpt2::Model m = gpt2::from_pretrained(*o.dir, &report, std::make_shared<Generator>(o.seed));
+            if (first)
+                for (const std::string& w : report.warnings) print_warning(w);
+            first = false;
+            return m;
+        };
+    } else {
+        make = [&] {
+            Generator init(o.seed);
+            return gpt2::create(config, init, std::make_shared<Generator>(o.seed));
+        };
+    }
+    auto print_header = [&](std::size_t parameters) {
+        std::printf("remat demo: fine-tunes a GPT-2 twice from the same seed, plainly and with every block checkpointed\n");
+        std::printf("model: %s (%s)\n", folder ? o.dir->string().c_str() : "built in, initialised from the seed",
+                    describe(config, parameters).c_str());
+        std::printf("text: %s, %zu bytes, %zu tokens (%s)\n", source.c_str(), text.size(), ids.size(),
+                    tokenizer->describe().c_str());
+        std::printf("training: %lld steps of %lld x %zu tokens, AdamW (lr %g), clip %g, dropout %g, seed %llu\n\n",
+                    static_cast<long long>(o.steps), static_cast<long long>(o.batch), seq,
+                    static_cast<double>(o.hyper.lr), static_cast<double>(o.hyper.clip),
+                    static_cast<double>(config.resid_pdrop), static_cast<unsigned long long>(o.seed));
+        std::fflush(stdout);
+    };
+    return side_by_side(make, print_header, ids, seq, o);
+}
+
+}  // namespace remat::cli

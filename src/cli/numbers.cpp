@@ -1,0 +1,33 @@
+#include "src/cli/numbers.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "src/cli/errors.hpp"
+
+namespace remat::cli {
+
+std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum) {
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < minimum)
+        throw Failure(option + " must be a whole number of at least " + std::to_string(minimum) + ", got \"" + text +
+                      "\"");
+    return value;
+}
+
+float parse_number(const std::string& option, const std::string& text, float minimum, bool exclusive) {
+    float value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const bool in_range = exclusive ? value > minimum : value >= minimum;
+    if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || !in_range) {
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%g", static_cast<double>(minimum));
+        throw Failure(option + " must be a number " + (exclusive ? "above " : "of at least ") + bound + ", got \"" +
+                      text + "\"");
+    }
+    return value;
+}
+
+}  // namespace remat::cli

@@ -1,0 +1,15 @@
+#pragma once
+// Option values read strictly: CLI11 would silently clamp an overflowing integer, and "1e-3x" or
+// "nan" must not become a learning rate. Failures name the option: "--steps must be a whole number
+// of at least 1, got \"0\"".
+#include <cstdint>
+#include <string>
+
+namespace remat::cli {
+
+// A whole number >= minimum.
+std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum);
+// A finite number >= minimum (> minimum when `exclusive`).
+float parse_number(const std::string& option, const std::string& text, float minimum, bool exclusive);
+
+}  // namespace remat::cli

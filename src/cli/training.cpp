@@ -1,0 +1,99 @@
+#include "src/cli/training.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "src/cli/errors.hpp"
+
+namespace remat::cli {
+
+std::string read_text_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Failure(path.string() + ": is a folder, expected a text file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        const int error = errno;
+        throw Failure(path.string() + ": cannot read: " + std::strerror(error));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw Failure(path.string() + ": cannot read");
+    std::string s = text.str();
+    if (s.empty()) throw Failure(path.string() + ": the file is empty, there is nothing to train on");
+    return s;
+}
+
+ModelFolder gpt2_folder(const std::filesystem::path& dir, std::string_view command) {
+    ModelFolder folder = inspect(dir);
+    if (folder.architecture != Architecture::gpt2_lm_head)
+        throw Failure(folder.config.string() + ": remat " + std::string(command) +
+                      " fine-tunes GPT-2 language models; this folder holds " + name(folder.architecture));
+    return folder;
+}
+
+std::size_t window_length(std::optional<std::int64_t> seq, std::size_t n_positions) {
+    const std::size_t t = seq ? static_cast<std::size_t>(*seq) : std::min<std::size_t>(128, n_positions);
+    if (t < 2) throw Failure("--seq must be at least 2 (a window predicts each next token), got " + std::to_string(t));
+    if (t > n_positions)
+        throw Failure("--seq " + std::to_string(t) + " is longer than the model's n_positions " + std::to_string(n_positions));
+    return t;
+}
+
+std::vector<std::int64_t> tokenize(const text::Tokenizer& tokenizer, std::string_view text, std::string_view source,
+                                   std::size_t seq) {
+    std::vector<std::int64_t> ids = tokenizer.encode(text);
+    if (ids.size() < seq)
+        throw Failure(std::string(source) + ": " + std::to_string(ids.size()) + " tokens are fewer than one window of " +
+                      std::to_string(seq) + " (--seq); give a longer text or a smaller --seq");
+    return ids;
+}
+
+WindowSampler::WindowSampler(const std::vector<std::int64_t>& ids, std::size_t seq, std::uint64_t seed)
+    : ids_(ids), seq_(seq), rng_(seed) {}
+
+IdTensor WindowSampler::next(std::size_t batch) {
+    // Offsets from 64 random bits each: the modulo bias is below 2^-40 for any text that fits in memory.
+    const std::uint64_t starts = ids_.size() - seq_ + 1;
+    std::vector<std::uint32_t> bits(2 * batch);
+    rng_.fill_bits(bits.data(), bits.size());
+    IdTensor out = IdTensor::from_shape({batch, seq_});
+    for (std::size_t b = 0; b < batch; ++b) {
+        const std::uint64_t r = (std::uint64_t(bits[2 * b]) << 32) | bits[2 * b + 1];
+        const std::int64_t* window = ids_.data() + r % starts;
+        std::copy(window, window + seq_, out.data() + b * seq_);
+    }
+    return out;
+}
+
+std::string format_bytes(std::size_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    std::size_t u = 0;
+    while (v >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    char text[32];
+    if (u == 0)
+        std::snprintf(text, sizeof text, "%zu bytes", bytes);
+    else
+        std::snprintf(text, sizeof text, v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return text;
+}
+
+std::string format_duration(double seconds) {
+    const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+    char text[32];
+    if (s >= 3600)
+        std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    else
+        std::snprintf(text, sizeof text, "%lld:%02lld", s / 60, s % 60);
+    return text;
+}
+
+}  // namespace remat::cli

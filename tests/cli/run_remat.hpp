@@ -1,0 +1,110 @@
+#pragma once
+// Running the built `remat` binary (path in $REMAT_BIN) as a user would, for the command-line tests
+// (cli_test.cpp, bad_input_test.cpp): a scratch folder, file helpers, run_remat and check_error.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "remat/hf/safetensors.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+// Inline, in a named namespace: each test uses only some of these, without unused-function warnings.
+namespace cli_test {
+
+inline const fs::path fixtures = REMAT_FIXTURES;
+
+// A scratch folder for the whole run, removed at exit.
+struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("remat-cli-test-" + std::to_string(::getpid()));
+    Scratch() { fs::create_directories(dir); }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+};
+inline const fs::path& scratch() {
+    static Scratch s;
+    return s.dir;
+}
+
+inline std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+inline void write_text(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files.
+inline Result run_remat(const std::vector<std::string>& args) {
+    const char* bin = std::getenv("REMAT_BIN");
+    REQUIRE_MESSAGE(bin != nullptr, "set REMAT_BIN to the built remat binary");
+    const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
+    std::vector<char*> argv{const_cast<char*>(bin)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    const int spawned = posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(spawned == 0);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE_MESSAGE(WIFEXITED(status), "remat was killed by signal " << WTERMSIG(status));
+    return {WEXITSTATUS(status), read_text(out), read_text(err)};
+}
+
+// The failure contract: exit code 2, nothing on stdout, exactly the one given line on stderr.
+inline void check_error(const std::vector<std::string>& args, const std::string& message) {
+    const Result r = run_remat(args);
+    CAPTURE(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "error: " + message + "\n");
+}
+
+inline bool has_line(const std::string& text, const std::string& line) {
+    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// An IN file of the given integer tensors.
+inline void write_ids(const fs::path& path, const std::vector<std::pair<std::string, remat::IdTensor>>& tensors) {
+    std::vector<remat::hf::WriteTensor> entries;
+    for (const auto& [name, t] : tensors) entries.push_back(remat::hf::i64(name, t));
+    remat::hf::write_safetensors(path, entries);
+}
+
+inline remat::IdTensor ids_of(std::initializer_list<std::size_t> shape, std::int64_t value) {
+    remat::IdTensor t = remat::IdTensor::from_shape(shape);
+    std::fill(t.begin(), t.end(), value);
+    return t;
+}
+}  // namespace cli_test
+
+using namespace cli_test;
