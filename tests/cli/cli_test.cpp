@@ -636,6 +636,54 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
     }
 }
 
+namespace {
+// Runs $REMAT_BIN with stdout on a pseudo-terminal, as a user's terminal; returns what it printed there.
+std::string run_on_terminal(const std::vector<std::string>& args) {
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    const std::string slave = ::ptsname(master);
+    const char* bin = std::getenv("REMAT_BIN");
+    REQUIRE(bin != nullptr);
+    std::vector<char*> argv{const_cast<char*>(bin)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, slave.c_str(), O_WRONLY | O_NOCTTY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    REQUIRE(posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    std::string out;
+    char buffer[4096];
+    for (;;) {  // until the child has exited and closed the terminal: read() then fails with EIO
+        const ssize_t n = ::read(master, buffer, sizeof buffer);
+        if (n <= 0) break;
+        out.append(buffer, static_cast<std::size_t>(n));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("train on a terminal: one live progress line") {
+    const fs::path model = tiny_gpt2("terminal-model");
+    write_text(scratch() / "terminal.txt", some_text);
+    const std::string out = run_on_terminal({"train", model.string(), "--data", (scratch() / "terminal.txt").string(),
+                                             "--steps", "3", "--batch", "1", "--seq", "16"});
+    CAPTURE(out);
+    // Each step rewrites the line: carriage return, erase to the end of line, the status; one newline at the end.
+    for (int k = 1; k <= 3; ++k) CHECK(out.find("\r\033[Kstep " + std::to_string(k) + "/3  loss ") != std::string::npos);
+    CHECK(out.find("ETA 0:00\r\n") != std::string::npos);  // the terminal shows "\n" as "\r\n"
+    CHECK(out.find("\r\ntrained 3 steps in ") != std::string::npos);
+}
+
 TEST_CASE("demo: plain and checkpointed runs side by side, gradients bitwise equal") {
     SUBCASE("the built-in model and text") {
         const Result r = run_remat({"demo", "--steps", "3", "--batch", "2", "--seq", "64"});
