@@ -30,4 +30,12 @@ float parse_number(const std::string& option, const std::string& text, float min
     return value;
 }
 
+Policy parse_policy(const std::string& spec) {
+    try {
+        return Policy::parse(spec);
+    } catch (const Error& e) {
+        throw Failure("--checkpoint: " + e.message());
+    }
+}
+
 }  // namespace remat::cli

@@ -1,9 +1,11 @@
 #pragma once
-// Option values read strictly: CLI11 would silently clamp an overflowing integer, and "1e-3x" or
+// Option values read strictly, failures naming the option: CLI11 would silently clamp an overflowing integer, and "1e-3x" or
 // "nan" must not become a learning rate. Failures name the option: "--steps must be a whole number
 // of at least 1, got \"0\"".
 #include <cstdint>
 #include <string>
+
+#include "remat/checkpoint.hpp"
 
 namespace remat::cli {
 
@@ -11,5 +13,7 @@ namespace remat::cli {
 std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum);
 // A finite number >= minimum (> minimum when `exclusive`).
 float parse_number(const std::string& option, const std::string& text, float minimum, bool exclusive);
+// --checkpoint's value, a Policy::parse spec: "--checkpoint: unknown checkpoint policy 'most' (…)".
+Policy parse_policy(const std::string& spec);
 
 }  // namespace remat::cli

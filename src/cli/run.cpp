@@ -11,6 +11,7 @@
 #include "src/cli/errors.hpp"
 #include "src/cli/inputs.hpp"
 #include "src/cli/model_folder.hpp"
+#include "src/cli/numbers.hpp"
 #include "src/cli/output.hpp"
 
 namespace remat::cli {
@@ -154,12 +155,7 @@ void run_bert(const RunOptions& options, const ModelFolder& folder, const Policy
 }  // namespace
 
 int run(const RunOptions& options) {
-    Policy policy;
-    try {
-        policy = Policy::parse(options.checkpoint);
-    } catch (const Error& e) {
-        throw Failure("--checkpoint: " + e.message());
-    }
+    const Policy policy = parse_policy(options.checkpoint);
     if (options.repeat < 1) throw Failure("--repeat must be at least 1, got " + std::to_string(options.repeat));
     check_writable(options.output);
     const ModelFolder folder = inspect(options.dir);

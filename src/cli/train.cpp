@@ -9,6 +9,7 @@
 #include "remat/layers/modes.hpp"
 #include "src/cli/errors.hpp"
 #include "src/cli/model_folder.hpp"
+#include "src/cli/numbers.hpp"
 #include "src/cli/output.hpp"
 #include "src/cli/progress.hpp"
 
@@ -51,12 +52,7 @@ std::string status(std::size_t k, std::size_t steps, float loss, double tokens_p
 }  // namespace
 
 int train(const TrainOptions& o) {
-    Policy policy;
-    try {
-        policy = Policy::parse(o.checkpoint);
-    } catch (const Error& e) {
-        throw Failure("--checkpoint: " + e.message());
-    }
+    const Policy policy = parse_policy(o.checkpoint);
     const ModelFolder folder = gpt2_folder(o.dir, "train");
     const gpt2::Config config = gpt2::Config::from_file(folder.config);
     const std::size_t seq = window_length(o.seq, config.n_positions);
