@@ -66,7 +66,7 @@ Config Config::from_json(const std::string& text, const std::string& source) {
         c.hidden_act = parse_activation(j["hidden_act"].get<std::string>(), source);
     }
     if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
-        throw ValueError(source + ": unsupported position_embedding_type " + j["position_embedding_type"].dump() +
+        throw ValueError(source + ": unsupported position_embedding_type " + shown(j["position_embedding_type"]) +
                          " (only \"absolute\")");
     try {
         c.validate();

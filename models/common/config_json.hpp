@@ -12,12 +12,26 @@ namespace remat::config_json {
 
 using json = nlohmann::json;
 
+// A value for a message: scalars as written (long strings cut short), containers by kind only —
+// dump() recurses, and a deeply nested value ("[[[[…") would overflow the stack.
+inline std::string shown(const json& v) {
+    if (v.is_array()) return "an array";
+    if (v.is_object()) return "an object";
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.size() > 80) {
+        std::size_t cut = 77;
+        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+        s = s.substr(0, cut) + "...";
+    }
+    return s;
+}
+
 // The parsed object, or ValueError "<source>: not valid JSON (…)" / "expected a JSON object".
 inline json parse_object(const std::string& text, const std::string& source) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
         throw ValueError(source + ": not valid JSON (" + std::string(e.what()) + ")");
     }
     if (!j.is_object()) throw ValueError(source + ": expected a JSON object");
@@ -32,13 +46,13 @@ inline void require(const json& j, std::initializer_list<const char*> keys, cons
 inline std::size_t size_field(const json& j, const char* key, const std::string& source) {
     const auto& v = j.at(key);
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-        throw ValueError(source + ": " + key + " must be a non-negative integer, got " + v.dump());
+        throw ValueError(source + ": " + key + " must be a non-negative integer, got " + shown(v));
     return v.get<std::size_t>();
 }
 
 inline float float_field(const json& j, const char* key, float fallback, const std::string& source) {
     if (!j.contains(key) || j.at(key).is_null()) return fallback;
-    if (!j.at(key).is_number()) throw ValueError(source + ": " + key + " must be a number, got " + j.at(key).dump());
+    if (!j.at(key).is_number()) throw ValueError(source + ": " + key + " must be a number, got " + shown(j.at(key)));
     return j.at(key).get<float>();
 }
 

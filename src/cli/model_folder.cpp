@@ -32,7 +32,7 @@ json read_json(const fs::path& path) {
         json j = json::parse(text.str());
         if (!j.is_object()) throw Failure(path.string() + ": expected a JSON object");
         return j;
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
         throw Failure(path.string() + ": not valid JSON (" + e.what() + ")");
     }
 }
@@ -59,7 +59,10 @@ ModelFolder inspect(const fs::path& dir) {
     };
 
     if (j.contains("model_type")) {
-        if (!j["model_type"].is_string()) throw Failure(config.string() + ": model_type must be a string, got " + j["model_type"].dump());
+        const json& model_type = j["model_type"];
+        if (!model_type.is_string())  // containers by kind: dump() recurses, and "[[[[…" would overflow the stack
+            throw Failure(config.string() + ": model_type must be a string, got " +
+                          (model_type.is_array() ? "an array" : model_type.is_object() ? "an object" : model_type.dump()));
         const std::string type = j["model_type"].get<std::string>();
         if (type == "gpt2") return {dir, config, Architecture::gpt2_lm_head};
         if (type == "bert") return bert();

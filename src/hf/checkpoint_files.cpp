@@ -10,6 +10,16 @@ namespace remat::hf {
 namespace fs = std::filesystem;
 
 namespace {
+// Without throwing: a name the file system refuses (too long, say) is simply no file.
+bool file_exists(const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(p, ec);
+}
+bool is_file(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
 std::string read_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw FormatError(path.string() + ": cannot read");
@@ -23,7 +33,7 @@ std::vector<std::pair<std::string, std::string>> read_index(const fs::path& inde
     nlohmann::ordered_json j;
     try {
         j = nlohmann::ordered_json::parse(read_text(index));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
         throw FormatError(index.string() + ": not valid JSON (" + e.what() + ")");
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
@@ -46,24 +56,24 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
         c.files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(file)));
         for (const TensorInfo& t : c.files_.back()->tensors()) c.order_.push_back(t.name);
     };
-    if (fs::is_regular_file(dir) && dir.extension() == ".bin") {
+    if (is_file(dir) && dir.extension() == ".bin") {
         c.bin_ = std::make_unique<PytorchBinFile>(PytorchBinFile::open(dir));
         for (const TensorInfo& t : c.bin_->tensors()) c.order_.push_back(t.name);
         c.description_ = dir.string();
-    } else if (fs::is_regular_file(dir)) {
+    } else if (is_file(dir)) {
         add(dir);
         c.description_ = dir.string();
-    } else if (fs::exists(dir / "model.safetensors")) {
+    } else if (file_exists(dir / "model.safetensors")) {
         add(dir / "model.safetensors");
         c.description_ = (dir / "model.safetensors").string();
-    } else if (fs::exists(dir / "model.safetensors.index.json")) {
+    } else if (file_exists(dir / "model.safetensors.index.json")) {
         const fs::path index = dir / "model.safetensors.index.json";
         const auto entries = read_index(index);
         std::vector<std::string> shards;
         for (const auto& [name, file] : entries)
             if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
         for (const std::string& shard : shards) {
-            if (!fs::exists(dir / shard)) throw FormatError(index.string() + ": shard " + shard + " is missing");
+            if (!file_exists(dir / shard)) throw FormatError(index.string() + ": shard " + shard + " is missing");
             add(dir / shard);
         }
         for (const auto& [name, file] : entries) {
@@ -72,11 +82,11 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
                 throw FormatError(index.string() + ": tensor \"" + name + "\" is not in its shard " + file);
         }
         c.description_ = index.string() + " (" + std::to_string(shards.size()) + " shards)";
-    } else if (fs::exists(dir / "pytorch_model.bin")) {
+    } else if (file_exists(dir / "pytorch_model.bin")) {
         c.bin_ = std::make_unique<PytorchBinFile>(PytorchBinFile::open(dir / "pytorch_model.bin"));
         for (const TensorInfo& t : c.bin_->tensors()) c.order_.push_back(t.name);
         c.description_ = (dir / "pytorch_model.bin").string();
-    } else if (!fs::exists(dir)) {
+    } else if (!file_exists(dir)) {
         throw FormatError(dir.string() + ": no such file or folder");
     } else {
         throw FormatError(dir.string() + ": no model.safetensors, model.safetensors.index.json or pytorch_model.bin");

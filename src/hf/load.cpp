@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <unordered_set>
 
+#include "atomic_file.hpp"
+
 namespace remat::hf {
 
 namespace fs = std::filesystem;
@@ -100,23 +102,9 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const Checkpoin
 }
 
 void write_text_atomically(const fs::path& path, const std::string& text) {
-    const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) {
-            std::error_code ignore;
-            fs::remove(tmp, ignore);
-            throw FormatError(path.string() + ": cannot write");
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw FormatError(path.string() + ": cannot write (" + ec.message() + ")");
-    }
+    detail::AtomicFile file(path);
+    file.write(std::as_bytes(std::span(text)));
+    file.commit();
 }
 
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json, const fs::path& dir) {
@@ -126,8 +114,15 @@ void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& co
     std::vector<WriteTensor> entries;
     entries.reserve(tensors.size());
     for (const NamedTensor& t : tensors) entries.push_back(f32(t.path, *t.tensor));
-    write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}});
-    write_text_atomically(dir / "config.json", config_json);
+    // Both files are written and synced under temporary names before either is renamed: a failure or a
+    // kill while writing leaves the previous pair untouched, and only the two renames remain, back to back.
+    detail::AtomicFile model(dir / "model.safetensors"), config(dir / "config.json");
+    detail::write_safetensors(model, dir / "model.safetensors", entries, {{"format", "pt"}});
+    config.write(std::as_bytes(std::span(config_json)));
+    model.finish();
+    config.finish();
+    model.commit();
+    config.commit();
 }
 
 }  // namespace remat::hf

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.hpp"
 #include "conversions.hpp"
 
 namespace remat::hf {
@@ -369,61 +370,6 @@ using detail::load;
 
 // ------------------------------------------------------------------------------------------ writing
 
-class TempFile {  // removes itself unless committed
-public:
-    TempFile(const fs::path& target)
-        : target_(target), path_(fs::path(target).concat(".tmp-" + std::to_string(::getpid()))) {
-        // O_NOFOLLOW: never write through a planted symlink; O_TRUNC: a stale file from a crashed
-        // process that had our pid is overwritten.
-        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd_ < 0) fail("cannot create");
-        created_ = true;
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-    ~TempFile() {
-        if (fd_ >= 0) ::close(fd_);
-        if (created_) ::unlink(path_.c_str());
-    }
-
-    void write(std::span<const std::byte> bytes) {
-        while (!bytes.empty()) {
-            const ssize_t n = ::write(fd_, bytes.data(), std::min<std::size_t>(bytes.size(), 1u << 30));
-            if (n < 0 && errno == EINTR) continue;
-            if (n == 0) errno = EIO;
-            if (n <= 0) fail("cannot write");
-            bytes = bytes.subspan(static_cast<std::size_t>(n));
-        }
-    }
-
-    void commit() {
-        if (::fsync(fd_) != 0) fail("cannot sync");
-        const int fd = fd_;
-        fd_ = -1;
-        if (::close(fd) != 0) fail("cannot close");
-        if (::rename(path_.c_str(), target_.c_str()) != 0) fail("cannot rename", " to it");
-        created_ = false;
-        // Make the rename itself durable; the file is complete either way, so failures are ignored.
-        const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
-        if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-            ::fsync(d);
-            ::close(d);
-        }
-    }
-
-private:
-    fs::path target_, path_;
-    int fd_ = -1;
-    bool created_ = false;
-
-    // "<target>: cannot write "<temporary>": No space left on device". errno is read before any
-    // string is built: allocation may change it.
-    [[noreturn]] void fail(const char* verb, const char* rest = "") const {
-        const int error = errno;
-        throw FormatError(target_.string() + ": " + verb + " " + in_quotes(path_.string()) + rest + ": " + errno_message(error));
-    }
-};
-
 std::string build_header(const std::vector<WriteTensor>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
     // Hand-assembled (ordered_json's operator[] is linear per key); Json(s).dump() escapes one string.
     auto string = [](const std::string& s) { return Json(s).dump(); };
@@ -521,6 +467,12 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
     if (map == MAP_FAILED) throw FormatError(where + "cannot map: " + errno_message(map_error));
     f.map_ = static_cast<const std::byte*>(map);
     f.map_size_ = file_size;  // from here on, f's destructor unmaps
+
+    // A Git LFS pointer checked out in place of the weights is a common mistake: say so, rather than
+    // report the text's first 8 bytes as an absurd header length.
+    constexpr std::string_view lfs_pointer = "version https://git-lfs.github.com/spec/";
+    if (file_size >= lfs_pointer.size() && std::string_view(reinterpret_cast<const char*>(f.map_), lfs_pointer.size()) == lfs_pointer)
+        throw FormatError(where + "a Git LFS pointer, not the tensors (fetch them with `git lfs pull`)");
 
     const auto n = load<std::uint64_t>(f.map_);
     if (n > max_header_size)
@@ -661,24 +613,95 @@ WriteTensor f64_scalar(std::string name, const double& value) {
     return {std::move(name), DType::F64, {}, std::as_bytes(std::span(&value, 1))};
 }
 
-void write_safetensors(const fs::path& path, const std::vector<WriteTensor>& tensors,
-                       const std::vector<std::pair<std::string, std::string>>& metadata) {
-    std::string header;
+namespace {
+// The header of a valid request, or FormatError naming the target.
+std::string checked_header(const fs::path& target, const std::vector<WriteTensor>& tensors,
+                           const std::vector<std::pair<std::string, std::string>>& metadata) {
     try {
         check_request(tensors, metadata);
-        header = build_header(tensors, metadata);
+        std::string header = build_header(tensors, metadata);
         if (header.size() > max_header_size)
             throw Invalid("header is " + std::to_string(header.size()) + " bytes, over the " + std::to_string(max_header_size) +
-                                     "-byte limit");
+                          "-byte limit");
+        return header;
     } catch (const Invalid& e) {
-        throw FormatError(path.string() + ": " + e.what());
+        throw FormatError(target.string() + ": " + e.what());
     }
+}
 
-    TempFile file(path);
+void write_checked(detail::AtomicFile& file, const std::string& header, const std::vector<WriteTensor>& tensors) {
     const auto n = static_cast<std::uint64_t>(header.size());
     file.write(std::as_bytes(std::span(&n, 1)));
     file.write(std::as_bytes(std::span(header)));
     for (const auto& t : tensors) file.write(t.data);
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------- AtomicFile
+
+namespace detail {
+
+AtomicFile::AtomicFile(const fs::path& target)
+    : target_(target), path_(fs::path(target).concat(".tmp-" + std::to_string(::getpid()))) {
+    // O_TRUNC: a stale file from a crashed process that had our pid is overwritten.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("cannot create");
+    created_ = true;
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (created_) ::unlink(path_.c_str());
+}
+
+void AtomicFile::write(std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd_, bytes.data(), std::min<std::size_t>(bytes.size(), 1u << 30));
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) errno = EIO;
+        if (n <= 0) fail("cannot write");
+        bytes = bytes.subspan(static_cast<std::size_t>(n));
+    }
+}
+
+void AtomicFile::finish() {
+    if (fd_ < 0) return;
+    if (::fsync(fd_) != 0) fail("cannot sync");
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) fail("cannot close");
+}
+
+void AtomicFile::commit() {
+    finish();
+    if (::rename(path_.c_str(), target_.c_str()) != 0) fail("cannot rename", " to it");
+    created_ = false;
+    // Make the rename itself durable; the file is complete either way, so failures are ignored.
+    const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+    if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+        ::fsync(d);
+        ::close(d);
+    }
+}
+
+// "<target>: cannot write "<temporary>": No space left on device". errno is read before any string is
+// built: allocation may change it.
+void AtomicFile::fail(const char* verb, const char* rest) const {
+    const int error = errno;
+    throw FormatError(target_.string() + ": " + verb + " " + in_quotes(path_.string()) + rest + ": " + errno_message(error));
+}
+
+void write_safetensors(AtomicFile& file, const fs::path& target, const std::vector<WriteTensor>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata) {
+    write_checked(file, checked_header(target, tensors, metadata), tensors);
+}
+
+}  // namespace detail
+
+void write_safetensors(const fs::path& path, const std::vector<WriteTensor>& tensors,
+                       const std::vector<std::pair<std::string, std::string>>& metadata) {
+    const std::string header = checked_header(path, tensors, metadata);  // a rejected request touches no file
+    detail::AtomicFile file(path);
+    write_checked(file, header, tensors);
     file.commit();
 }
 
