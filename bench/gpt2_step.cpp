@@ -7,7 +7,7 @@
 // Commands (one reply line each, flushed):
 //   params        → "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
 //   step <policy> → "<ms> <peak activation bytes>"      zero_grad (untimed), then one timed step
-//   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (this process's threads)
+//   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (OpenBLAS on all cores)
 //   quit
 //
 // Peak activation memory is bench/checkpoint's: the memory tracker's peak during the step minus
@@ -22,6 +22,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "models/gpt2/gpt2.hpp"
@@ -44,6 +45,10 @@ const Bench configs[] = {{"tiny", 4, 128, 4, 1024, 64, 4},
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 double sgemm_gflops() {
+    // OpenBLAS on every core, as a plain BLAS user runs it (remat sets it to one thread while its own
+    // pool splits the GEMMs: remat/ops/threads.hpp).
+    const int threads = openblas_get_num_threads();
+    openblas_set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));
     const int n = 1024;
     std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
     double best = 1e30;
@@ -52,6 +57,7 @@ double sgemm_gflops() {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
         if (r > 0) best = std::min(best, ms_since(t0));
     }
+    openblas_set_num_threads(threads);
     return 2.0 * n * n * n / (best * 1e6);
 }
 }  // namespace

@@ -2,6 +2,7 @@
 //
 //   build/bench/micro           full run (~12 s on 2 cores)
 //   build/bench/micro --quick   fewer repetitions (~3 s)
+//   build/bench/micro --attention   only the attention table
 //
 // Every measurement is a median over repetitions taken round-robin (library, raw, library, raw, …)
 // after a warm-up, so frequency drift and noisy neighbours hit all variants alike.
@@ -23,10 +24,13 @@
 #include "remat/ad/tape.hpp"
 #include "remat/core/random.hpp"
 #include "remat/ops/activation.hpp"
+#include "remat/ops/attention.hpp"
 #include "remat/ops/elementwise.hpp"
 #include "remat/ops/linalg.hpp"
 #include "remat/ops/norm.hpp"
+#include "remat/ops/shape.hpp"
 #include "remat/ops/softmax.hpp"
+#include "remat/ops/threads.hpp"
 
 using namespace remat;
 using Clock = std::chrono::steady_clock;
@@ -122,9 +126,14 @@ void seed_cost(const Tensor& dy) {
     asm volatile("" : : "r"(d) : "memory");
 }
 
+// OpenBLAS on every core, as a plain BLAS user runs it (remat sets OpenBLAS to one thread while
+// its own pool splits the GEMMs into bands: remat/ops/threads.hpp).
 void raw_sgemm(bool ta, bool tb, int M, int N, int K, const float* A, const float* B, float beta, float* C) {
+    const int threads = openblas_get_num_threads();
+    openblas_set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                 ta ? M : K, B, tb ? K : N, beta, C, N);
+    openblas_set_num_threads(threads);
 }
 
 std::string cpu_model() {
@@ -413,29 +422,95 @@ void bench_memory(const Config& cfg) {
     rule(W);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// 4. Attention: the fused op against the same attention composed of the unfused ops.
+
+// split → per-head permutes → q·kᵀ → scale → causal softmax → ·v → merge: what the layer did before
+// the fused op.
+Var composed_attention(const Var& qkv, std::size_t H) {
+    const auto B = static_cast<std::int64_t>(qkv.shape()[0]), T = static_cast<std::int64_t>(qkv.shape()[1]);
+    const auto C = static_cast<std::int64_t>(qkv.shape()[2] / 3), h = static_cast<std::int64_t>(H), D = C / h;
+    auto parts = ops::split_last(qkv, {std::size_t(C), std::size_t(C), std::size_t(C)});
+    auto heads = [&](const Var& x) { return ops::permute(ops::reshape(x, {B, T, h, D}), {0, 2, 1, 3}); };
+    Var s = ops::scale(ops::matmul(heads(parts[0]), heads(parts[1]), false, true), 1.0f / std::sqrt(float(D)));
+    Var y = ops::matmul(ops::softmax(s, {.causal = true}), heads(parts[2]));
+    return ops::reshape(ops::permute(y, {0, 2, 1, 3}), {B, T, C});
+}
+
+void bench_attention(const Config& cfg) {
+    auto& tape = ad::default_tape();
+    struct Shape4 {
+        const char* name;
+        std::size_t B, T, C, H;
+    };
+    const Shape4 shapes[] = {{"deep layer", 4, 256, 256, 8}, {"small layer", 2, 128, 768, 12}, {"tiny layer", 4, 64, 128, 4}};
+    std::printf("\n[4] Causal self-attention from packed qkv (B, T, 3C): fused op vs composed ops, ms (median)\n");
+    std::printf("    composed = split, head permutes, matmul q·kᵀ, scale, softmax, matmul ·v, merge (the layer before)\n");
+    std::printf("    fused    = ops::attention(qkv, H, causal); 'fused 1T' with ops::set_num_threads(1)\n");
+    std::printf("    f+b      = recorded forward + backward() from a fixed dy (the seed's cost not subtracted)\n");
+    const int W = 112;
+    rule(W);
+    std::printf("%-12s %-16s %10s %10s %10s %11s %11s %11s %9s\n", "shape", "(B,T,C,H)", "comp fwd", "fused fwd",
+                "fused 1T", "comp f+b", "fused f+b", "f+b 1T", "comp/fus");
+    rule(W);
+    const std::size_t threads = ops::num_threads();
+    for (const Shape4& s : shapes) {
+        Tensor qkv = random_tensor(Shape{s.B, s.T, 3 * s.C}, 30);
+        auto dy = shared_random(Shape{s.B, s.T, s.C}, 31);
+        auto sink = [](const Var& v) { asm volatile("" : : "r"(v.value().data()) : "memory"); };
+        auto comp_f = [&] {
+            ad::NoGrad ng;
+            sink(composed_attention(ad::leaf(qkv), s.H));
+        };
+        auto fused_f = [&] {
+            ad::NoGrad ng;
+            sink(ops::attention(ad::leaf(qkv), s.H, {.causal = true}));
+        };
+        auto comp_fb = [&] { tape.backward(seed(composed_attention(ad::leaf(qkv), s.H), dy)); };
+        auto fused_fb = [&] { tape.backward(seed(ops::attention(ad::leaf(qkv), s.H, {.causal = true}), dy)); };
+        const auto t = medians(round_robin({comp_f, fused_f, comp_fb, fused_fb}, cfg));
+        ops::set_num_threads(1);
+        const auto t1 = medians(round_robin({fused_f, fused_fb}, cfg));
+        ops::set_num_threads(threads);
+        tape.clear_grads();
+        char dims[64];
+        std::snprintf(dims, sizeof dims, "(%zu,%zu,%zu,%zu)", s.B, s.T, s.C, s.H);
+        std::printf("%-12s %-16s %10.3f %10.3f %10.3f %11.3f %11.3f %11.3f %8.2fx\n", s.name, dims, t[0] * 1e3,
+                    t[1] * 1e3, t1[0] * 1e3, t[2] * 1e3, t[3] * 1e3, t1[1] * 1e3, t[2] / t[3]);
+    }
+    rule(W);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     Config cfg;
+    bool only_attention = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             cfg.warmup = 1;
             cfg.reps = 5;
+        } else if (std::strcmp(argv[i], "--attention") == 0) {
+            only_attention = true;
         } else {
-            std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--quick] [--attention]\n", argv[0]);
             return 2;
         }
     }
     std::printf("remat micro-benchmarks%s\n", cfg.reps < 10 ? " (--quick)" : "");
     std::printf("CPU              : %s\n", cpu_model().c_str());
-    std::printf("OpenBLAS         : %s (core %s), %d threads (openblas_get_num_threads)\n", openblas_get_config(),
-                openblas_get_corename(), openblas_get_num_threads());
+    std::printf("OpenBLAS         : %s (core %s), %d threads (openblas_get_num_threads; 'raw' runs on all cores)\n",
+                openblas_get_config(), openblas_get_corename(), openblas_get_num_threads());
     std::printf("hardware threads : %u, load average %s (other processes skew the timings)\n",
                 std::thread::hardware_concurrency(), load_average().c_str());
     std::printf("timing           : std::chrono::steady_clock, median of %d reps after %d warm-up rounds, "
                 "variants interleaved\n",
                 cfg.reps, cfg.warmup);
-    bench_matmul(cfg);
-    bench_memory(cfg);
+    std::printf("remat threads    : %zu (ops::num_threads: fused attention, layer norm, GELU, …)\n", ops::num_threads());
+    if (!only_attention) {
+        bench_matmul(cfg);
+        bench_memory(cfg);
+    }
+    bench_attention(cfg);
     return 0;
 }

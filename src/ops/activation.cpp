@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 
 namespace remat::ops {
 using namespace detail;
@@ -47,9 +48,14 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, std::size_t 
 
 Var gelu_tanh(const Var& x) {
     Tensor y = empty(x.shape());
-    gelu_tanh_forward(x.value().data(), y.data(), y.size());
+    const float* in = x.value().data();
+    float* out = y.data();
+    parallel_ranges(y.size(), elementwise_grain,
+                    [&](std::size_t b, std::size_t e) { gelu_tanh_forward(in + b, out + b, e - b); });
     return unary(std::move(y), x, [](const Tensor& v, const Tensor&, const Tensor& dy, Tensor& dx) {
-        gelu_tanh_backward(v.data(), dy.data(), dx.data(), v.size());
+        parallel_ranges(v.size(), elementwise_grain, [&](std::size_t b, std::size_t e) {
+            gelu_tanh_backward(v.data() + b, dy.data() + b, dx.data() + b, e - b);
+        });
     });
 }
 

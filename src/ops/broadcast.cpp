@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "parallel.hpp"
+
 namespace remat::ops::detail {
 
 Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
@@ -39,13 +41,14 @@ void accumulate_unbroadcast(Tensor& into, const Tensor& g) {
     float* d = into.data();
     const float* s = g.data();
     if (into.shape() == g.shape()) {
-        for (std::size_t i = 0, n = g.size(); i < n; ++i) d[i] += s[i];
+        parallel_ranges(g.size(), elementwise_grain, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) d[i] += s[i];
+        });
         return;
     }
     if (const std::size_t n = suffix_length(into.shape(), g.shape())) {
         // Rows in order: the same summation order as the general path below.
-        for (std::size_t r = 0, rows = g.size() / n; r < rows; ++r)
-            for (std::size_t j = 0; j < n; ++j) d[j] += s[r * n + j];
+        add_column_sums(s, g.size() / n, n, d);
         return;
     }
     const auto strides = broadcast_strides(into.shape(), g.shape());

@@ -2,6 +2,7 @@
 
 #include "broadcast.hpp"
 #include "common.hpp"
+#include "parallel.hpp"
 
 namespace remat::ops {
 using namespace detail;
@@ -23,10 +24,14 @@ Tensor forward(const char* name, const Tensor& a, const Tensor& b) {
     float* o = out.data();
     const float *x = a.data(), *y = b.data();
     if (a.shape() == b.shape()) {
-        for (std::size_t i = 0, n = out.size(); i < n; ++i) o[i] = apply<op>(x[i], y[i]);
+        parallel_ranges(out.size(), elementwise_grain, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) o[i] = apply<op>(x[i], y[i]);
+        });
     } else if (const std::size_t n = suffix_length(b.shape(), a.shape())) {  // a bias: rows of a, one b
-        for (std::size_t r = 0, rows = a.size() / n; r < rows; ++r)
-            for (std::size_t j = 0; j < n; ++j) o[r * n + j] = apply<op>(x[r * n + j], y[j]);
+        parallel_ranges(a.size() / n, rows_grain(n), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t r = begin; r < end; ++r)
+                for (std::size_t j = 0; j < n; ++j) o[r * n + j] = apply<op>(x[r * n + j], y[j]);
+        });
     } else {
         for_each_broadcast(out_shape, broadcast_strides(a.shape(), out_shape), broadcast_strides(b.shape(), out_shape),
                            [&](std::size_t i, std::size_t ia, std::size_t ib) { o[i] = apply<op>(x[ia], y[ib]); });

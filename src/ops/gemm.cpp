@@ -2,7 +2,19 @@
 
 #include <cblas.h>
 
+#include "parallel.hpp"
+#include "remat/ops/threads.hpp"
+
 namespace remat::ops::detail {
+
+namespace {
+void sgemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
+           std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, A,
+                static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+}  // namespace
 
 void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
           const float* B, float beta, float* C) {
@@ -12,11 +24,31 @@ void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std:
             for (std::size_t i = 0; i < M * N; ++i) C[i] = 0.0f;
         return;
     }
-    const auto lda = static_cast<blasint>(transpose_a ? M : K);
-    const auto ldb = static_cast<blasint>(transpose_b ? K : N);
-    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, A, lda, B, ldb,
-                beta, C, static_cast<blasint>(N));
+    const std::size_t lda = transpose_a ? M : K, ldb = transpose_b ? K : N;
+    // On the pool's threads (OpenBLAS itself runs single-threaded then, see parallel.cpp): C in
+    // bands of rows — or of columns when B is the bigger operand, so that the operand every band
+    // reads whole, and packs again, is the smaller one. Never split along K: every element of C is
+    // still one sgemm sum, computed as OpenBLAS computes it in any of its own thread splits.
+    const bool by_rows = N <= M;
+    const std::size_t extent = by_rows ? M : N;
+    const std::size_t bands = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) < 2e6
+                                  ? 1
+                                  : std::min(num_threads(), extent / 32);
+    if (bands <= 1) {
+        sgemm(transpose_a, transpose_b, M, N, K, A, lda, B, ldb, beta, C, N);
+        return;
+    }
+    const std::size_t step = (extent / bands + 15) / 16 * 16;
+    parallel_for(bands, [&](std::size_t p) {
+        const std::size_t begin = std::min(extent, p * step), end = p + 1 == bands ? extent : std::min(extent, (p + 1) * step);
+        if (begin >= end) return;
+        if (by_rows)  // rows [begin, end) of op(A) and C
+            sgemm(transpose_a, transpose_b, end - begin, N, K, transpose_a ? A + begin : A + begin * lda, lda, B, ldb,
+                  beta, C + begin * N, N);
+        else  // columns [begin, end) of op(B) and C
+            sgemm(transpose_a, transpose_b, M, end - begin, K, A, lda, transpose_b ? B + begin * ldb : B + begin, ldb, beta,
+                  C + begin, N);
+    });
 }
 
 }  // namespace remat::ops::detail

@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "gemm.hpp"
+#include "parallel.hpp"
 
 namespace remat::ops {
 using namespace detail;
@@ -103,7 +104,9 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
         Tensor y = empty(ys);  // (M, out)
         if (has_bias) {
             const float* b = bias.value().data();
-            for (std::size_t r = 0; r < M; ++r) std::copy(b, b + out, y.data() + r * out);
+            parallel_ranges(M, rows_grain(out), [&](std::size_t begin, std::size_t end) {
+                for (std::size_t r = begin; r < end; ++r) std::copy(b, b + out, y.data() + r * out);
+            });
         }
         gemm(false, !in_out, M, out, in, x.value().data(), weight.value().data(), has_bias ? 1.0f : 0.0f, y.data());
         return y;
@@ -122,13 +125,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
                               else
                                   gemm(true, false, out, in, M, dy.data(), xv->data(), 1.0f, g[1].data());
                           }
-                          if (g.size() > 2 && g.wants(2)) {
-                              float* db = g[2].data();
-                              for (std::size_t r = 0; r < M; ++r) {
-                                  const float* row = dy.data() + r * out;
-                                  for (std::size_t j = 0; j < out; ++j) db[j] += row[j];
-                              }
-                          }
+                          if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
                       });
 }
 

@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 
 namespace remat::ops {
 using namespace detail;
@@ -14,8 +15,7 @@ REMAT_VECTOR_CLONES
 void log_sum_exp_rows(const float* x, float* lse, std::size_t N, std::size_t V) {
     for (std::size_t i = 0; i < N; ++i) {
         const float* row = x + i * V;
-        float max = row[0];
-        for (std::size_t v = 1; v < V; ++v) max = row[v] > max ? row[v] : max;
+        const float max = fixed_order_max(V, row);
         const float sum = fixed_order_sum(V, [&](std::size_t v) { return fast_exp(row[v] - max); });
         lse[i] = max + std::log(sum);
     }
@@ -52,7 +52,7 @@ Var cross_entropy(const Var& logits, const IdTensor& targets, std::int64_t ignor
     Tensor lse = empty(Shape{N});
     double total = 0.0;
     const float* x = logits.value().data();
-    log_sum_exp_rows(x, lse.data(), N, V);
+    parallel_ranges(N, rows_grain(V), [&](std::size_t b, std::size_t e) { log_sum_exp_rows(x + b * V, lse.data() + b, e - b, V); });
     for (std::size_t i = 0; i < N; ++i) {
         const std::int64_t t = targets.data()[i];
         if (t != ignore_index) total += static_cast<double>(lse(i)) - x[i * V + static_cast<std::size_t>(t)];
@@ -66,14 +66,16 @@ Var cross_entropy(const Var& logits, const IdTensor& targets, std::int64_t ignor
                       [xv, saved, lse_v, N, V, counted, ignore_index](const Tensor& dy, ad::Grads& g) {
                           // d/dx_i = (softmax(x_i) − onehot(t_i)) · dy / counted
                           const float scale = dy.data()[0] / static_cast<float>(counted);
-                          for (std::size_t i = 0; i < N; ++i) {
-                              const std::int64_t t = saved->data()[i];
-                              if (t == ignore_index) continue;
-                              const float* row = xv->data() + i * V;
-                              float* d = g[0].data() + i * V;
-                              softmax_row_into(row, d, V, (*lse_v)(i), scale);
-                              d[t] -= scale;
-                          }
+                          parallel_ranges(N, rows_grain(V), [&](std::size_t b, std::size_t e) {
+                              for (std::size_t i = b; i < e; ++i) {
+                                  const std::int64_t t = saved->data()[i];
+                                  if (t == ignore_index) continue;
+                                  const float* row = xv->data() + i * V;
+                                  float* d = g[0].data() + i * V;
+                                  softmax_row_into(row, d, V, (*lse_v)(i), scale);
+                                  d[t] -= scale;
+                              }
+                          });
                       });
 }
 

@@ -1,13 +1,63 @@
 #include "remat/ops/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <xtensor/xview.hpp>
 
 #include "common.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 
 namespace remat::ops {
 using namespace detail;
+
+namespace {
+// Rows [begin, end) of layer norm: y and the per-row (mean, 1/std).
+REMAT_VECTOR_CLONES
+void layer_norm_rows(const float* in, const float* w, const float* b, float* out, float* mean_rstd, std::size_t C,
+                     float eps, std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) {
+        const float* xr = in + r * C;
+        float* yr = out + r * C;
+        const float mean = fixed_order_sum(C, [&](std::size_t c) { return xr[c]; }) / static_cast<float>(C);
+        const float var =
+            fixed_order_sum(C, [&](std::size_t c) { return (xr[c] - mean) * (xr[c] - mean); }) / static_cast<float>(C);
+        const float rstd = 1.0f / std::sqrt(var + eps);
+        for (std::size_t c = 0; c < C; ++c) yr[c] = (xr[c] - mean) * rstd * w[c] + b[c];
+        mean_rstd[2 * r] = mean;
+        mean_rstd[2 * r + 1] = rstd;
+    }
+}
+
+// Backward over rows [begin, end): dx added in place; Σ dy·x̂ and Σ dy over these rows into
+// sums (2, C), which the caller adds to dgamma and dbeta piece by piece in a fixed order.
+REMAT_VECTOR_CLONES
+void layer_norm_backward_rows(const float* x, const float* w, const float* mean_rstd, const float* dy, float* dx,
+                              float* sums, std::size_t C, std::size_t begin, std::size_t end) {
+    float* dgamma = sums;
+    float* dbeta = sums + C;
+    for (std::size_t r = begin; r < end; ++r) {
+        const float* xr = x + r * C;
+        const float* dyr = dy + r * C;
+        const float mean = mean_rstd[2 * r], rstd = mean_rstd[2 * r + 1];
+        // dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂)), dx̂ = dy · gamma
+        const float mean_dxhat = fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c]; }) / static_cast<float>(C);
+        const float mean_dxhat_xhat =
+            fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c] * ((xr[c] - mean) * rstd); }) /
+            static_cast<float>(C);
+        if (dx) {
+            float* dxr = dx + r * C;
+            for (std::size_t c = 0; c < C; ++c) {
+                const float xhat = (xr[c] - mean) * rstd;
+                dxr[c] += rstd * (dyr[c] * w[c] - mean_dxhat - xhat * mean_dxhat_xhat);
+            }
+        }
+        for (std::size_t c = 0; c < C; ++c) dgamma[c] += dyr[c] * ((xr[c] - mean) * rstd);
+        for (std::size_t c = 0; c < C; ++c) dbeta[c] += dyr[c];
+    }
+}
+}  // namespace
 
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     require_rank_at_least("layer_norm", x, 1);
@@ -17,48 +67,32 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
     Tensor y = empty(x.shape());
     Tensor mean_rstd = empty(Shape{rows, 2});  // (rows, 2): per-row mean and 1/std, kept for backward
     const float *in = x.value().data(), *w = gamma.value().data(), *b = beta.value().data();
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* xr = in + r * C;
-        float* yr = y.data() + r * C;
-        const float mean = fixed_order_sum(C, [&](std::size_t c) { return xr[c]; }) / static_cast<float>(C);
-        const float var =
-            fixed_order_sum(C, [&](std::size_t c) { return (xr[c] - mean) * (xr[c] - mean); }) / static_cast<float>(C);
-        const float rstd = 1.0f / std::sqrt(var + eps);
-        for (std::size_t c = 0; c < C; ++c) yr[c] = (xr[c] - mean) * rstd * w[c] + b[c];
-        mean_rstd(r, 0) = mean;
-        mean_rstd(r, 1) = rstd;
-    }
+    const std::size_t grain = rows_grain(C);
+    parallel_ranges(rows, grain, [&](std::size_t begin, std::size_t end) {
+        layer_norm_rows(in, w, b, y.data(), mean_rstd.data(), C, eps, begin, end);
+    });
     if (!ad::should_record(x, gamma, beta)) return Var(std::move(y));
     auto xv = x.shared_value(), wv = gamma.shared_value();
     auto stats = share(std::move(mean_rstd));
     return ad::record(ad::OpKind::norm, share(std::move(y)), {x, gamma, beta},
-                      [xv, wv, stats, rows, C](const Tensor& dy, ad::Grads& g) {
-                          const float* w = wv->data();
+                      [xv, wv, stats, rows, C, grain](const Tensor& dy, ad::Grads& g) {
+                          // Rows in fixed pieces, each summing its own dgamma, dbeta; the pieces are
+                          // then added in order: the same bits on any number of threads.
+                          const std::size_t pieces = pieces_for(rows, grain);
+                          std::vector<float> sums(pieces * 2 * C, 0.0f);  // (pieces, 2, C)
                           float* dx = g.wants(0) ? g[0].data() : nullptr;
-                          float* dgamma = g.wants(1) ? g[1].data() : nullptr;
-                          float* dbeta = g.wants(2) ? g[2].data() : nullptr;
-                          for (std::size_t r = 0; r < rows; ++r) {
-                              const float* xr = xv->data() + r * C;
-                              const float* dyr = dy.data() + r * C;
-                              const float mean = (*stats)(r, 0), rstd = (*stats)(r, 1);
-                              // dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂)), dx̂ = dy · gamma
-                              const float mean_dxhat =
-                                  fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c]; }) / static_cast<float>(C);
-                              const float mean_dxhat_xhat =
-                                  fixed_order_sum(C, [&](std::size_t c) { return dyr[c] * w[c] * ((xr[c] - mean) * rstd); }) /
-                                  static_cast<float>(C);
-                              if (dx) {
-                                  float* dxr = dx + r * C;
-                                  for (std::size_t c = 0; c < C; ++c) {
-                                      const float xhat = (xr[c] - mean) * rstd;
-                                      dxr[c] += rstd * (dyr[c] * w[c] - mean_dxhat - xhat * mean_dxhat_xhat);
-                                  }
+                          parallel_for(pieces, [&](std::size_t p) {
+                              layer_norm_backward_rows(xv->data(), wv->data(), stats->data(), dy.data(), dx,
+                                                       sums.data() + p * 2 * C, C, p * grain,
+                                                       std::min(rows, (p + 1) * grain));
+                          });
+                          for (std::size_t p = 0; p < pieces; ++p)
+                              for (std::size_t i = 0; i < 2; ++i) {
+                                  if (!g.wants(1 + i)) continue;
+                                  float* into = g[1 + i].data();
+                                  const float* from = sums.data() + (p * 2 + i) * C;
+                                  for (std::size_t c = 0; c < C; ++c) into[c] += from[c];
                               }
-                              if (dgamma)
-                                  for (std::size_t c = 0; c < C; ++c) dgamma[c] += dyr[c] * ((xr[c] - mean) * rstd);
-                              if (dbeta)
-                                  for (std::size_t c = 0; c < C; ++c) dbeta[c] += dyr[c];
-                          }
                       });
 }
 

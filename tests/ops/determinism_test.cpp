@@ -49,25 +49,34 @@ TEST_CASE("kernels are deterministic") {
         }
     }
 
-    SUBCASE("transformer-sized kernels with one and two BLAS threads") {
+    SUBCASE("transformer-sized kernels on one and two threads (OpenBLAS's and remat's)") {
         using namespace remat::ops;
-        const int threads = openblas_get_num_threads();
+        const int blas_threads = openblas_get_num_threads();
+        const std::size_t remat_threads = ops::num_threads();
         auto block = [](const std::vector<Var>& x) {
             Var h = layer_norm(x[0], x[2], x[3], 1e-5f);
             h = linear(h, x[1], x[3], WeightLayout::in_out);  // (2, 128, 192)·(192, 192)
             Var scores = matmul(reshape(h, {2, 128, 192}), reshape(h, {2, 128, 192}), false, true);
-            return gelu_tanh(matmul(softmax(scores, {.causal = true}), h));
+            Var a = attention(concat_last({h, h, gelu_tanh(h)}), 3, {.causal = true});  // fused, D = 64
+            return gelu_tanh(add(matmul(softmax(scores, {.causal = true}), h), a));
         };
         test::OpCase c{"block", {{2, 128, 192}, {192, 192}, {192}, {192}}, block};
         auto inputs = test::case_inputs(c, 3);
+        // remat on one thread: OpenBLAS's own threads split each sgemm.
+        ops::set_num_threads(1);
         openblas_set_num_threads(1);
         const auto one = run(block, inputs);
         openblas_set_num_threads(2);
+        const auto blas_two = run(block, inputs);
+        // remat on two threads: its pool splits kernels and sgemm (OpenBLAS single-threaded).
+        ops::set_num_threads(2);
         const auto two = run(block, inputs);
         const auto again = run(block, inputs);
-        openblas_set_num_threads(threads);
+        ops::set_num_threads(remat_threads);
+        openblas_set_num_threads(blas_threads);
         for (std::size_t i = 0; i < one.size(); ++i) {
             CAPTURE(i);
+            CHECK(same_bits(one[i], blas_two[i]));
             CHECK(same_bits(one[i], two[i]));
             CHECK(same_bits(two[i], again[i]));
         }

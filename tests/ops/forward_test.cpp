@@ -87,6 +87,18 @@ std::vector<Tensor> run(const json& c) {
         }
         return one(ops::softmax(input(c, "x"), mask));
     }
+    if (op == "attention") {
+        ops::SoftmaxMask mask;
+        mask.causal = p.value("causal", false);
+        Tensor padding;
+        if (in.contains("key_padding")) {
+            padding = to_tensor(in.at("key_padding"));
+            mask.key_padding = &padding;
+        }
+        const std::size_t heads = p.at("n_head");
+        if (in.contains("qkv")) return one(ops::attention(input(c, "qkv"), heads, mask));
+        return one(ops::attention(input(c, "q"), input(c, "k"), input(c, "v"), heads, mask));
+    }
     if (op == "layer_norm")
         return one(ops::layer_norm(input(c, "x"), input(c, "gamma"), input(c, "beta"), p.at("eps").get<float>()));
     if (op == "embedding") return one(ops::embedding(input(c, "weight"), to_ids(in.at("ids"))));
@@ -197,6 +209,7 @@ TEST_CASE("op forward values") {
     SUBCASE("relu") { check_family({"relu"}, exact); }
     SUBCASE("activations") { check_family({"gelu_tanh", "gelu_erf", "tanh"}, float32); }
     SUBCASE("softmax") { check_family({"softmax"}, float32); }
+    SUBCASE("attention") { check_family({"attention"}, float32); }
     SUBCASE("layer_norm") { check_family({"layer_norm"}, float32); }
     SUBCASE("embedding") { check_family({"embedding"}, exact); }
     SUBCASE("data movement") {

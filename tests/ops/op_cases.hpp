@@ -66,6 +66,23 @@ inline std::vector<OpCase> op_cases() {
         {"softmax causal, fewer queries than keys", {{2, 3, 5}}, [](const V& x) { return softmax(x[0], {.causal = true}); }},
         {"softmax key padding (B,H,Tq,Tk)", {{2, 2, 3, 5}},
          [](const V& x) { return softmax(x[0], {.key_padding = &padding}); }},
+        {"attention packed qkv, causal (D = 2)", {{2, 5, 12}},
+         [](const V& x) { return attention(x[0], 2, {.causal = true}); }},
+        {"attention packed qkv, key padding", {{2, 5, 12}},
+         [](const V& x) { return attention(x[0], 2, {.key_padding = &padding}); }},
+        // Batch 1, query 0 sees only key 0, which is padding: a uniform row (no gradient to q, k).
+        {"attention packed qkv, causal + key padding", {{2, 5, 12}},
+         [](const V& x) { return attention(x[0], 2, {.causal = true, .key_padding = &padding}); }},
+        {"attention q, k, v, causal, fewer queries than keys", {{2, 3, 8}, {2, 5, 8}, {2, 5, 8}},
+         [](const V& x) { return attention(x[0], x[1], x[2], 2, {.causal = true}); }},
+        {"attention q, k, v, key padding, dropout p=0.3", {{2, 4, 8}, {2, 5, 8}, {2, 5, 8}},
+         [](const V& x) {
+             Generator g(11);  // the same mask on every evaluation
+             return attention(x[0], x[1], x[2], 2, {.key_padding = &padding}, {0.3f, &g});
+         }},
+        // D = 16 and 32: the vector tiles (several query blocks: tests/ops/attention_test.cpp).
+        {"attention packed qkv, causal, D = 16", {{2, 7, 48}}, [](const V& x) { return attention(x[0], 1, {.causal = true}); }},
+        {"attention packed qkv, D = 32", {{1, 5, 96}}, [](const V& x) { return attention(x[0], 1); }},
         {"layer_norm", {{2, 3, 6}, {6}, {6}}, [](const V& x) { return layer_norm(x[0], x[1], x[2], 1e-5f); }},
         {"batch_norm (training)", {{5, 3}, {3}, {3}}, [](const V& x) { return batch_norm(x[0], x[1], x[2], 1e-5f); }},
         {"embedding, repeated ids", {{5, 3}},

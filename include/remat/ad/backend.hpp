@@ -100,7 +100,9 @@ public:
     virtual Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) = 0;
     // For ops of kinds that selective checkpointing may keep: before computing, ask for the output
     // kept by the forward (non-null only while recomputing a region that keeps `kind`); after
-    // computing, offer the output to be kept.
+    // computing, offer the output to be kept. An op whose pullback needs more than its output (fused
+    // attention: its row stats) keeps those too, right after the output, and asks for them in the
+    // same order.
     virtual std::shared_ptr<const Tensor> reuse(OpKind kind) = 0;
     virtual void keep(OpKind kind, const std::shared_ptr<const Tensor>& output) = 0;
     // The value of the scalar loss() and its gradient with respect to each tensor in wrt (read

@@ -1,0 +1,494 @@
+#include "remat/ops/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "kernels.hpp"
+#include "parallel.hpp"
+
+namespace remat::ops {
+using namespace detail;
+
+namespace {
+
+// ---- The per-head products -------------------------------------------------------------------
+// Small GEMMs (D = 32 or 64 deep, T ≤ a few thousand) on strided heads: OpenBLAS would pack every
+// operand of every (batch, head) anew, and its threads would fight this pool's. A register tile of
+// R rows × 16·NV columns in GCC vector types: one AVX-512 register per 16 floats in the x86-64-v4
+// clone, two AVX2 or four SSE registers in the others. Every element is one running sum over k
+// in order 0, 1, …, K − 1, whatever tile it falls in.
+typedef float f16v __attribute__((vector_size(64)));
+// The same type for unaligned loads and stores from float arrays (as the intrinsics' __m512_u).
+typedef float f16v_u __attribute__((vector_size(64), aligned(4), may_alias));
+
+#define REMAT_LOAD16(p) (*reinterpret_cast<const f16v_u*>(p))
+#define REMAT_STORE16(p, v) (*reinterpret_cast<f16v_u*>(p) = (v))
+
+// The left operand A(r, k) = A[r·ar + k·ak]: plain (ar = row stride, ak = 1) or transposed (ar = 1).
+struct Left {
+    const float* p;
+    std::size_t ar, ak;
+};
+
+// C[r, n] (r < R, n < 16·NV, row stride ldc) = alpha·Σ_k A(r, k)·B[k, n], or C += that.
+template <std::size_t R, std::size_t NV>
+[[gnu::always_inline]] inline void tile(std::size_t K, Left A, const float* B, std::size_t ldb, float* C,
+                                        std::size_t ldc, float alpha, bool accumulate) {
+    f16v acc[R][NV];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 16
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = f16v{};
+    for (std::size_t k = 0; k < K; ++k) {
+        f16v b[NV];
+#pragma GCC unroll 16
+        for (std::size_t v = 0; v < NV; ++v) b[v] = REMAT_LOAD16(B + k * ldb + 16 * v);
+#pragma GCC unroll 16
+        for (std::size_t r = 0; r < R; ++r) {
+            const float a = A.p[r * A.ar + k * A.ak];
+#pragma GCC unroll 16
+            for (std::size_t v = 0; v < NV; ++v) acc[r][v] += a * b[v];
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < R; ++r)
+#pragma GCC unroll 16
+        for (std::size_t v = 0; v < NV; ++v) {
+            float* c = C + r * ldc + 16 * v;
+            REMAT_STORE16(c, accumulate ? REMAT_LOAD16(c) + acc[r][v] * alpha : acc[r][v] * alpha);
+        }
+}
+
+#undef REMAT_LOAD16
+#undef REMAT_STORE16
+
+// Columns [0, W), W < 16: the same running sums, one element at a time.
+[[gnu::always_inline]] inline void narrow(std::size_t M, std::size_t W, std::size_t K, Left A, const float* B,
+                                          std::size_t ldb, float* C, std::size_t ldc, float alpha, bool accumulate) {
+    for (std::size_t r = 0; r < M; ++r)
+        for (std::size_t n = 0; n < W; ++n) {
+            float s = 0.0f;
+            for (std::size_t k = 0; k < K; ++k) s += A.p[r * A.ar + k * A.ak] * B[k * ldb + n];
+            float& c = C[r * ldc + n];
+            c = accumulate ? c + s * alpha : s * alpha;
+        }
+}
+
+// Rows in tiles of R (16 to 24 accumulators: enough independent FMA chains to hide their latency,
+// few enough for AVX-512's 32 registers), the rest (fewer than 8) in tiles of 4, 2 and 1.
+template <std::size_t NV>
+[[gnu::always_inline]] inline void column_block(std::size_t M, std::size_t K, Left A, const float* B, std::size_t ldb,
+                                                float* C, std::size_t ldc, float alpha, bool accumulate) {
+    constexpr std::size_t R = NV >= 4 ? 6 : 8;
+    std::size_t m = 0;
+    for (; m + R <= M; m += R)
+        tile<R, NV>(K, {A.p + m * A.ar, A.ar, A.ak}, B, ldb, C + m * ldc, ldc, alpha, accumulate);
+    if (m + 4 <= M) tile<4, NV>(K, {A.p + m * A.ar, A.ar, A.ak}, B, ldb, C + m * ldc, ldc, alpha, accumulate), m += 4;
+    if (m + 2 <= M) tile<2, NV>(K, {A.p + m * A.ar, A.ar, A.ak}, B, ldb, C + m * ldc, ldc, alpha, accumulate), m += 2;
+    if (m < M) tile<1, NV>(K, {A.p + m * A.ar, A.ar, A.ak}, B, ldb, C + m * ldc, ldc, alpha, accumulate);
+}
+
+// C (M, N) = alpha·A·B or C += alpha·A·B, with A (M, K) as `Left` and B (K, N) of row stride ldb.
+REMAT_VECTOR_CLONES
+void product(std::size_t M, std::size_t N, std::size_t K, Left A, const float* B, std::size_t ldb, float* C,
+             std::size_t ldc, float alpha, bool accumulate) {
+    std::size_t n = 0;
+    for (; n + 64 <= N; n += 64) column_block<4>(M, K, A, B + n, ldb, C + n, ldc, alpha, accumulate);
+    if (n + 32 <= N) column_block<2>(M, K, A, B + n, ldb, C + n, ldc, alpha, accumulate), n += 32;
+    if (n + 16 <= N) column_block<1>(M, K, A, B + n, ldb, C + n, ldc, alpha, accumulate), n += 16;
+    if (n < N) narrow(M, N - n, K, A, B + n, ldb, C + n, ldc, alpha, accumulate);
+}
+
+// ---- Geometry ----------------------------------------------------------------------------------
+
+constexpr std::size_t block_rows = 32;  // queries per block: the causal mask skips keys past a block
+constexpr float lowest = -std::numeric_limits<float>::infinity();
+
+std::size_t round16(std::size_t n) { return (n + 15) / 16 * 16; }
+// Row stride of the workspace matrices for Tk keys: whole vectors, plus one so that rows are not a
+// power of two apart (columns read down the rows would fall into the same few cache sets).
+std::size_t row_stride(std::size_t Tk) { return round16(Tk) + 16; }
+
+// One of q, k, v (or their gradients): element (b, t, h·D + d) at p[b·batch + t·row + h·D + d].
+template <class F>
+struct Heads {
+    F* p;
+    std::size_t row, batch;
+    F* at(std::size_t b, std::size_t h, std::size_t D) const { return p + b * batch + h * D; }
+};
+
+struct Problem {
+    std::size_t B, H, Tq, Tk, D, C;
+    bool causal;
+    float scale;               // 1/√D
+    const float* keep;         // (B, Tk) padding mask or null
+    bool dropout;
+    float p, keep_scale;       // dropout probability, 1/(1 − p)
+    Generator::State stream;   // dropout's block 0
+
+    std::size_t offset() const { return Tk - Tq; }  // causal: query i sees keys j ≤ i + offset
+    std::size_t visible(std::size_t i) const { return causal ? i + 1 + offset() : Tk; }
+    // Whether some row of batch b has only padding among its visible keys: its probabilities then
+    // reach past the causal limit, so that batch element is computed without skipping keys.
+    bool has_masked_rows(std::size_t b) const {
+        if (!keep) return false;
+        std::size_t first = 0;
+        while (first < Tk && keep[b * Tk + first] == 0.0f) ++first;
+        return visible(0) <= first;
+    }
+};
+
+// Thread-local workspace, kept between calls (like BLAS buffers): the packed kᵀ and vᵀ of one head,
+// the scores of one block of queries and their gradients, one row of dropout factors.
+struct Workspace {
+    float* data = nullptr;
+    std::size_t capacity = 0;
+    ~Workspace() { std::free(data); }
+    float* get(std::size_t n) {
+        if (n > capacity) {
+            std::free(data);
+            capacity = round16(n);
+            data = static_cast<float*>(std::aligned_alloc(64, capacity * sizeof(float)));
+            if (!data) throw std::bad_alloc();
+        }
+        return data;
+    }
+};
+thread_local Workspace workspace;
+
+// dst (D, ld) = srcᵀ for src (T, D) of row stride `row`; columns [T, ld) zero.
+// Row by row: each source row is read once, and the D destination rows fill up 16 floats per line.
+// The source rows are 3C floats apart in packed qkv, too far for the hardware prefetcher: fetch
+// a few rows ahead.
+REMAT_VECTOR_CLONES
+void pack_transposed(const float* src, std::size_t row, std::size_t T, std::size_t D, float* dst, std::size_t ld) {
+    constexpr std::size_t ahead = 8;
+    for (std::size_t t = 0; t < T; ++t) {
+        const float* in = src + t * row;
+        if (t + ahead < T)
+            for (std::size_t d = 0; d < D; d += 16) __builtin_prefetch(in + ahead * row + d);
+        for (std::size_t d = 0; d < D; ++d) dst[d * ld + t] = in[d];
+    }
+    for (std::size_t d = 0; d < D; ++d) std::fill(dst + d * ld + T, dst + (d + 1) * ld, 0.0f);
+}
+
+// factor[j] for j < n: keep_scale where ops::dropout keeps flat element first + j, else 0.
+void dropout_factors(const Problem& pr, std::uint64_t first, std::size_t n, float* factor) {
+    for (std::size_t j = 0; j < n;) {
+        const std::uint64_t index = first + j;
+        const auto bits = block_bits(pr.stream, index / 4);
+        for (std::size_t lane = index % 4; lane < 4 && j < n; ++lane, ++j)
+            factor[j] = static_cast<float>(bits[lane] >> 8) * 0x1p-24f >= pr.p ? pr.keep_scale : 0.0f;
+    }
+}
+
+// ---- Row kernels: softmax forward, its recomputation, its gradient -----------------------------
+// The forward and the recomputation in backward run the same loops on the same scores, so the
+// probabilities backward uses are the forward's, bit for bit.
+
+// Padding keys of a row to -inf (their exp is exactly 0).
+inline void mask_padding(float* s, std::size_t visible, const float* keep) {
+    if (keep)
+        for (std::size_t k = 0; k < visible; ++k) s[k] = keep[k] != 0.0f ? s[k] : lowest;
+}
+
+REMAT_VECTOR_CLONES
+void exp_shifted(float* s, std::size_t n, float max) {
+    for (std::size_t k = 0; k < n; ++k) s[k] = fast_exp(s[k] - max);
+}
+
+REMAT_VECTOR_CLONES
+void scale_row(float* s, std::size_t n, float factor) {
+    for (std::size_t k = 0; k < n; ++k) s[k] *= factor;
+}
+
+REMAT_VECTOR_CLONES
+void multiply_rows(float* s, const float* factor, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) s[k] *= factor[k];
+}
+
+// A row whose visible keys are all padding, as softmax has it: HF's finfo.min masks leave the keys
+// hidden by exactly one mask at min and those hidden by both at -inf, so the row is uniform over the
+// former. Writes the row over all Tk keys (zeros up to `width`); returns the count.
+std::size_t uniform_row(float* s, std::size_t visible, std::size_t Tk, std::size_t width, const float* keep) {
+    std::size_t count = 0;
+    for (std::size_t k = 0; k < Tk; ++k) {
+        const bool at_min = k < visible || !keep || keep[k] != 0.0f;
+        s[k] = at_min ? 1.0f : 0.0f;
+        count += at_min;
+    }
+    for (std::size_t k = 0; k < Tk; ++k) s[k] /= static_cast<float>(count);
+    std::fill(s + Tk, s + width, 0.0f);
+    return count;
+}
+
+// Scores (rows, width) of queries i0 … into probabilities, in place; per row the stats (max, 1/Σ)
+// — or (-inf, count) for a uniform row. Keys from each row's visible limit up to `width` become 0.
+REMAT_VECTOR_CLONES
+void softmax_block(const Problem& pr, const float* keep, std::size_t i0, std::size_t rows, float* S, std::size_t ld,
+                   std::size_t width, float* stats) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* s = S + r * ld;
+        const std::size_t visible = pr.visible(i0 + r);
+        mask_padding(s, visible, keep);
+        const float max = fixed_order_max(visible, s);
+        if (max == lowest) {
+            stats[2 * r] = lowest;
+            stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep));
+            continue;
+        }
+        exp_shifted(s, visible, max);
+        const float inv = 1.0f / fixed_order_sum(visible, [&](std::size_t k) { return s[k]; });
+        scale_row(s, visible, inv);
+        std::fill(s + visible, s + width, 0.0f);
+        stats[2 * r] = max;
+        stats[2 * r + 1] = inv;
+    }
+}
+
+// The forward's probabilities again, from the same scores and the kept stats.
+REMAT_VECTOR_CLONES
+void recompute_block(const Problem& pr, const float* keep, std::size_t i0, std::size_t rows, float* S, std::size_t ld,
+                     std::size_t width, const float* stats) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* s = S + r * ld;
+        const std::size_t visible = pr.visible(i0 + r);
+        const float max = stats[2 * r];
+        if (max == lowest) {
+            uniform_row(s, visible, pr.Tk, width, keep);
+            continue;
+        }
+        mask_padding(s, visible, keep);
+        exp_shifted(s, visible, max);
+        scale_row(s, visible, stats[2 * r + 1]);
+        std::fill(s + visible, s + width, 0.0f);
+    }
+}
+
+// dS = P ⊙ (dP − Δ) with Δ = dO·O per row (= Σ P ⊙ dP); 0 for uniform rows, which do not depend on
+// the scores. With dropout, dP is first multiplied by the row's factors.
+REMAT_VECTOR_CLONES
+float dot(const float* a, const float* b, std::size_t n) {
+    return fixed_order_sum(n, [&](std::size_t i) { return a[i] * b[i]; });
+}
+
+REMAT_VECTOR_CLONES
+void score_gradient_row(const float* p, float* ds, const float* factor, std::size_t width, float delta) {
+    if (factor)
+        for (std::size_t k = 0; k < width; ++k) ds[k] = p[k] * (ds[k] * factor[k] - delta);
+    else
+        for (std::size_t k = 0; k < width; ++k) ds[k] = p[k] * (ds[k] - delta);
+}
+
+// ---- One (batch, head) -------------------------------------------------------------------------
+
+// Which keys a block of queries [i0, i0 + rows) may see: [0, end).
+std::size_t key_end(const Problem& pr, bool full, std::size_t i0, std::size_t rows) {
+    return full ? pr.Tk : std::min(pr.Tk, i0 + rows + pr.offset());
+}
+
+void forward_head(const Problem& pr, Heads<const float> q, Heads<const float> k, Heads<const float> v, float* out,
+                  float* stats, std::size_t b, std::size_t h) {
+    const std::size_t D = pr.D, ld = row_stride(pr.Tk);
+    float* kt = workspace.get(D * ld + block_rows * ld + ld);
+    float* S = kt + D * ld;
+    float* factor = S + block_rows * ld;
+    const float *Q = q.at(b, h, D), *K = k.at(b, h, D), *V = v.at(b, h, D);
+    float* O = out + b * pr.Tq * pr.C + h * D;
+    const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
+    const bool full = !pr.causal || pr.has_masked_rows(b);
+    pack_transposed(K, k.row, pr.Tk, D, kt, ld);
+    for (std::size_t i0 = 0; i0 < pr.Tq; i0 += block_rows) {
+        const std::size_t rows = std::min(block_rows, pr.Tq - i0), end = key_end(pr, full, i0, rows);
+        const std::size_t width = round16(end);
+        product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, S, ld, pr.scale, false);  // (rows, width)
+        float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
+        softmax_block(pr, keep, i0, rows, S, ld, width, st);
+        if (pr.dropout)
+            for (std::size_t r = 0; r < rows; ++r) {
+                dropout_factors(pr, ((b * pr.H + h) * pr.Tq + i0 + r) * pr.Tk, end, factor);
+                multiply_rows(S + r * ld, factor, end);
+            }
+        product(rows, D, end, {S, ld, 1}, V, v.row, O + i0 * pr.C, pr.C, 1.0f, false);  // P·V: (rows, D)
+    }
+}
+
+struct Gradients {
+    Heads<float> dq, dk, dv;  // p null: not wanted
+};
+
+void backward_head(const Problem& pr, Heads<const float> q, Heads<const float> k, Heads<const float> v, const float* out,
+                   const float* dout, const float* stats, const Gradients& g, std::size_t b, std::size_t h) {
+    const std::size_t D = pr.D, ld = row_stride(pr.Tk), C = pr.C;
+    float* kt = workspace.get(2 * D * ld + 2 * block_rows * ld + ld);
+    float* vt = kt + D * ld;
+    float* P = vt + D * ld;
+    float* dS = P + block_rows * ld;
+    float* factor = dS + block_rows * ld;
+    const float *Q = q.at(b, h, D), *K = k.at(b, h, D), *V = v.at(b, h, D);
+    const float* O = out + b * pr.Tq * C + h * D;
+    const float* dO = dout + b * pr.Tq * C + h * D;
+    float* dQ = g.dq.p ? g.dq.at(b, h, D) : nullptr;
+    float* dK = g.dk.p ? g.dk.at(b, h, D) : nullptr;
+    float* dV = g.dv.p ? g.dv.at(b, h, D) : nullptr;
+    const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
+    const bool full = !pr.causal || pr.has_masked_rows(b);
+    const bool scores_needed = dQ || dK;
+    pack_transposed(K, k.row, pr.Tk, D, kt, ld);
+    if (scores_needed) pack_transposed(V, v.row, pr.Tk, D, vt, ld);
+    for (std::size_t i0 = 0; i0 < pr.Tq; i0 += block_rows) {
+        const std::size_t rows = std::min(block_rows, pr.Tq - i0), end = key_end(pr, full, i0, rows);
+        const std::size_t width = round16(end);
+        const float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
+        product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, P, ld, pr.scale, false);
+        recompute_block(pr, keep, i0, rows, P, ld, width, st);
+        if (scores_needed)
+            product(rows, width, D, {dO + i0 * C, C, 1}, vt, ld, dS, ld, 1.0f, false);  // dP = dO·vᵀ
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* p = P + r * ld;
+            if (pr.dropout) {
+                dropout_factors(pr, ((b * pr.H + h) * pr.Tq + i0 + r) * pr.Tk, end, factor);
+                std::fill(factor + end, factor + width, 0.0f);
+            }
+            if (scores_needed) {
+                float* ds = dS + r * ld;
+                if (st[2 * r] == lowest) {
+                    std::fill(ds, ds + width, 0.0f);
+                } else {
+                    const float* o = O + (i0 + r) * C;
+                    const float* d = dO + (i0 + r) * C;
+                    const float delta = dot(d, o, D);
+                    score_gradient_row(p, ds, pr.dropout ? factor : nullptr, width, delta);
+                }
+            }
+            if (pr.dropout) multiply_rows(p, factor, width);
+        }
+        if (dV) product(end, D, rows, {P, 1, ld}, dO + i0 * C, C, dV, g.dv.row, 1.0f, true);  // += Pᵀ·dO
+        if (dQ) product(rows, D, end, {dS, ld, 1}, K, k.row, dQ + i0 * g.dq.row, g.dq.row, pr.scale, true);  // += dS·k/√D
+        if (dK) product(end, D, rows, {dS, 1, ld}, Q + i0 * q.row, q.row, dK, g.dk.row, pr.scale, true);  // += dSᵀ·q/√D
+    }
+}
+
+// ---- The op ------------------------------------------------------------------------------------
+
+std::string shapes(const Var& q, const Var& k, const Var& v) {
+    return to_string(q.shape()) + ", " + to_string(k.shape()) + ", " + to_string(v.shape());
+}
+
+Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t C, std::size_t n_head,
+                     const SoftmaxMask& mask, const AttentionDropout& dropout, const std::string& what) {
+    if (n_head == 0 || C % n_head != 0 || C == 0)
+        throw ShapeError("attention: " + std::to_string(C) + " features do not split into " + std::to_string(n_head) +
+                         " heads (" + what + ")");
+    if (mask.causal && Tq > Tk)
+        throw ShapeError("attention (causal): more queries than keys (" + what + ")");
+    if (mask.key_padding) {
+        const Tensor& m = *mask.key_padding;
+        if (m.dimension() != 2 || m.shape()[0] != B || m.shape()[1] != Tk)
+            throw ShapeError("attention: key padding mask must be (batch, keys) = " + to_string(Shape{B, Tk}) +
+                             ", got " + to_string(m.shape()));
+    }
+    if (!(dropout.p >= 0.0f && dropout.p <= 1.0f))
+        throw ValueError("attention: dropout p must be in [0, 1], got " + std::to_string(dropout.p));
+    Problem pr{};
+    pr.B = B, pr.H = n_head, pr.Tq = Tq, pr.Tk = Tk, pr.C = C, pr.D = C / n_head;
+    pr.causal = mask.causal;
+    pr.scale = 1.0f / std::sqrt(static_cast<float>(pr.D));
+    pr.dropout = dropout.p > 0.0f && dropout.generator;
+    if (pr.dropout) {
+        pr.p = dropout.p;
+        pr.keep_scale = dropout.p < 1.0f ? 1.0f / (1.0f - dropout.p) : 0.0f;
+        pr.stream = dropout.generator->skip((B * n_head * Tq * Tk + 3) / 4);  // as ops::dropout on (B, H, Tq, Tk)
+    }
+    return pr;
+}
+
+Var run(const Problem& problem, const std::vector<Var>& inputs, Heads<const float> q, Heads<const float> k,
+        Heads<const float> v, const SoftmaxMask& mask) {
+    Problem pr = problem;
+    std::shared_ptr<const Tensor> keep;  // a copy: the caller's mask need not outlive the forward
+    if (mask.key_padding) {
+        keep = share(Tensor(*mask.key_padding));
+        pr.keep = keep->data();
+    }
+    const Shape out_shape{pr.B, pr.Tq, pr.C}, stats_shape{pr.B, pr.H, pr.Tq, 2};
+    // Selective checkpointing may keep this op: its output, then the row stats its pullback needs.
+    ad::Backend& backend = ad::current();
+    std::shared_ptr<const Tensor> yv = backend.reuse(ad::OpKind::attention), saved_stats;
+    if (yv) {
+        check_shape("recomputation of a kept attention output", out_shape, yv->shape());
+        saved_stats = backend.reuse(ad::OpKind::attention);
+        if (!saved_stats) throw std::logic_error("recomputation of a kept attention output: its row stats were not kept");
+        check_shape("recomputation of kept attention stats", stats_shape, saved_stats->shape());
+    } else {
+        Tensor y = empty(out_shape);         // (B, Tq, C)
+        Tensor stats = empty(stats_shape);  // (B, H, Tq, 2): per row max and 1/Σ
+        if (pr.Tk == 0) {
+            std::fill(y.begin(), y.end(), 0.0f);  // an empty sum
+        } else {
+            parallel_for(pr.B * pr.H, [&](std::size_t task) {
+                forward_head(pr, q, k, v, y.data(), stats.data(), task / pr.H, task % pr.H);
+            });
+        }
+        yv = share(std::move(y));
+        saved_stats = share(std::move(stats));
+        backend.keep(ad::OpKind::attention, yv);
+        backend.keep(ad::OpKind::attention, saved_stats);
+    }
+    bool record = false;
+    for (const Var& x : inputs) record = record || x.requires_grad();
+    if (!record || !backend.recording() || pr.Tk == 0) return Var(yv);
+    std::vector<std::shared_ptr<const Tensor>> values;
+    for (const Var& x : inputs) values.push_back(x.shared_value());  // keeps q, k, v alive
+    const bool packed = inputs.size() == 1;
+    return ad::record(
+        ad::OpKind::attention, yv, inputs,
+        [pr, q, k, v, yv, saved_stats, values, keep, packed](const Tensor& dy, ad::Grads& g) {
+            Gradients grads{};
+            if (packed) {
+                float* d = g[0].data();
+                grads = {{d, q.row, q.batch}, {d + pr.C, k.row, k.batch}, {d + 2 * pr.C, v.row, v.batch}};
+            } else {
+                if (g.wants(0)) grads.dq = {g[0].data(), q.row, q.batch};
+                if (g.wants(1)) grads.dk = {g[1].data(), k.row, k.batch};
+                if (g.wants(2)) grads.dv = {g[2].data(), v.row, v.batch};
+            }
+            parallel_for(pr.B * pr.H, [&](std::size_t task) {
+                backward_head(pr, q, k, v, yv->data(), dy.data(), saved_stats->data(), grads, task / pr.H, task % pr.H);
+            });
+        });
+}
+
+}  // namespace
+
+Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const SoftmaxMask& mask,
+              const AttentionDropout& dropout) {
+    const std::string what = "q, k, v " + shapes(q, k, v);
+    if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3 || k.shape() != v.shape() || q.shape()[0] != k.shape()[0] ||
+        q.shape()[2] != k.shape()[2])
+        throw ShapeError("attention: expected q (B, Tq, C), k and v (B, Tk, C), got " + shapes(q, k, v));
+    const std::size_t B = q.shape()[0], Tq = q.shape()[1], Tk = k.shape()[1], C = q.shape()[2];
+    const Problem pr = make_problem(B, Tq, Tk, C, n_head, mask, dropout, what);
+    return run(pr, {q, k, v}, {q.value().data(), C, Tq * C}, {k.value().data(), C, Tk * C},
+               {v.value().data(), C, Tk * C}, mask);
+}
+
+Var attention(const Var& qkv, std::size_t n_head, const SoftmaxMask& mask, const AttentionDropout& dropout) {
+    if (qkv.dim() != 3 || qkv.shape()[2] % 3 != 0)
+        throw ShapeError("attention: expected q, k, v packed as (B, T, 3C), got " + to_string(qkv.shape()));
+    const std::size_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
+    const Problem pr = make_problem(B, T, T, C, n_head, mask, dropout, "qkv " + to_string(qkv.shape()));
+    const float* base = qkv.value().data();
+    return run(pr, {qkv}, {base, 3 * C, 3 * T * C}, {base + C, 3 * C, 3 * T * C}, {base + 2 * C, 3 * C, 3 * T * C},
+               mask);
+}
+
+}  // namespace remat::ops
