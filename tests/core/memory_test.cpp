@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -69,4 +72,70 @@ TEST_CASE("memory tracker") {
         for (auto& t : threads) t.join();
         CHECK(memory::live_bytes() == before);
     }
+}
+
+TEST_CASE("large blocks are reused, within a bound") {
+    memory::release_cached();
+    const std::size_t big = 1 << 20;  // floats: 4 MiB
+
+    SUBCASE("a freed large block serves the next tensor of the same size") {
+        const float* first;
+        {
+            Tensor a = empty(Shape{big});
+            first = a.data();
+        }
+        CHECK(memory::cached_bytes() == big * sizeof(float));
+        Tensor b = empty(Shape{big});
+        CHECK(b.data() == first);
+        CHECK(memory::cached_bytes() == 0);
+        Tensor c = empty(Shape{big / 2});  // another size: a fresh block
+        CHECK(c.data() != first);
+    }
+
+    SUBCASE("cached bytes are not live bytes; release_cached gives them back") {
+        const std::size_t live = memory::live_bytes();
+        { Tensor a = empty(Shape{big}); }
+        CHECK(memory::live_bytes() == live);
+        CHECK(memory::cached_bytes() == big * sizeof(float));
+        memory::release_cached();
+        CHECK(memory::cached_bytes() == 0);
+    }
+
+    SUBCASE("small blocks are left to malloc") {
+        { Tensor a = empty(Shape{1000}); }
+        CHECK(memory::cached_bytes() == 0);
+    }
+
+    SUBCASE("live + cached stays within 1.25x the highest live bytes") {
+        // Tensors of many sizes kept and dropped at random: sizes never repeat exactly, the worst
+        // case for a cache keyed by size. The first batch raises highest_bytes(), so the bound bites.
+        std::mt19937 rng(7);
+        std::vector<Tensor> kept;
+        for (int i = 0; i < 400; ++i) {
+            if (!kept.empty() && rng() % 3 == 0) kept.erase(kept.begin() + static_cast<long>(rng() % kept.size()));
+            else if (kept.size() < 12) kept.push_back(empty(Shape{(1u << 14) + rng() % (1u << 18)}));
+            const std::size_t highest = memory::highest_bytes();
+            CHECK(highest >= memory::live_bytes());
+            CHECK(memory::live_bytes() + memory::cached_bytes() <= highest + highest / 4);
+        }
+    }
+
+    SUBCASE("a repeated step takes no fresh pages") {
+        // Without the cache, malloc hands blocks this large back to the kernel (munmap) and the next
+        // step faults every page in again: 32 MiB a step is 8192 faults.
+        auto step = [&] {
+            std::vector<Tensor> acts;
+            for (int i = 0; i < 8; ++i) {
+                acts.push_back(empty(Shape{big}));
+                acts.back().fill(1.0f);  // touch every page
+            }
+        };
+        step();
+        rusage before{}, after{};
+        getrusage(RUSAGE_SELF, &before);
+        for (int i = 0; i < 5; ++i) step();
+        getrusage(RUSAGE_SELF, &after);
+        CHECK(after.ru_minflt - before.ru_minflt < 1000);
+    }
+    memory::release_cached();
 }

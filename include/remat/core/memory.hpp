@@ -8,6 +8,14 @@ namespace remat::memory {
 std::size_t live_bytes();  // bytes currently held by tracked containers
 std::size_t peak_bytes();  // highest live_bytes() since the last reset_peak()
 void reset_peak();         // peak := live
+std::size_t highest_bytes();  // highest live_bytes() since the process started (never reset)
+
+// Freed blocks of 64 KiB and more are kept for reuse by the next tensor of the same size (a
+// training step allocates the same sizes every time; malloc would give their pages back to the
+// kernel and fault them in again). They are not live bytes. live_bytes() + cached_bytes() stays
+// within 1.25x highest_bytes().
+std::size_t cached_bytes();
+void release_cached();  // hand every cached block back to malloc
 
 namespace detail {
 void* allocate(std::size_t bytes);
