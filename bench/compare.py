@@ -7,7 +7,7 @@
 
 Spawns two step servers per config and drives them one step at a time, so rounds alternate
 remat, PyTorch, remat, PyTorch … and drift or a noisy neighbour hits both alike:
-  * build/bench/gpt2_step <config> none blocks sqrt selective   (OPENBLAS_NUM_THREADS unset: 2 threads)
+  * build/bench/gpt2_step <config> none blocks sqrt selective   (REMAT_NUM_THREADS unset: its pool of 2 threads)
   * /usr/bin/python3 bench/torch_gpt2.py <config>   (torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE)
 Each turn runs one untimed step, then the timed one (--settle): the first step after a switch pays
 for the other process (OpenBLAS workers still spinning in sched_yield for a while after their last
@@ -36,6 +36,10 @@ CONFIGS = {  # as bench/gpt2_step.cpp and bench/torch_gpt2.py
     "deep": "L24 C256 H8 V8192 T256 B4",
 }
 REMAT_POLICIES = ["none", "blocks", "sqrt", "selective"]
+# --torch-malloc-tuned: glibc keeps freed memory instead of returning it to the kernel (no heap trim;
+# blocks up to 32 MiB, the most glibc allows, from the heap instead of mmap), so PyTorch's steps stop
+# page-faulting their buffers back in, as remat's block cache does for remat.
+TUNED_MALLOC = "glibc.malloc.trim_threshold=1099511627776:glibc.malloc.mmap_threshold=33554432"
 TORCH_POLICIES = ["none", "blocks"]  # blocks = torch.utils.checkpoint.checkpoint per block, non-reentrant
 
 
@@ -62,7 +66,10 @@ class Server:
 def run_config(name, args):
     remat_env = dict(os.environ)
     remat_env.pop("OPENBLAS_NUM_THREADS", None)
+    remat_env.pop("REMAT_NUM_THREADS", None)
     torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
+    if args.torch_malloc_tuned:
+        torch_env["GLIBC_TUNABLES"] = TUNED_MALLOC
     remat = Server([os.path.join(args.build, "bench", "gpt2_step"), name] + REMAT_POLICIES, remat_env)
     torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt2.py"), name], torch_env)
     try:
@@ -198,6 +205,8 @@ def main():
                         help="untimed steps at the start of each turn, before the timed one (default 1)")
     parser.add_argument("--gap", type=float, default=0.0, help="idle seconds before each turn (default 0)")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build directory")
+    parser.add_argument("--torch-malloc-tuned", action="store_true",
+                        help=f"run PyTorch with GLIBC_TUNABLES={TUNED_MALLOC}")
     parser.add_argument("--json", help="also write the raw measurements here")
     parser.add_argument("--plot", help="also draw ms/step and activation memory per policy to this PNG (gnuplot)")
     args = parser.parse_args()
@@ -207,7 +216,10 @@ def main():
         load = f.read().split()[0]
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"machine: {model}, {os.cpu_count()} CPUs; load average {load} at start")
-    print("threads: remat OPENBLAS_NUM_THREADS unset (2); PyTorch torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE")
+    print("threads: remat's kernel pool, 2 threads (REMAT_NUM_THREADS unset; OpenBLAS single-threaded inside it); "
+          "PyTorch torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE")
+    if args.torch_malloc_tuned:
+        print(f"PyTorch's malloc: GLIBC_TUNABLES={TUNED_MALLOC}")
     results = []
     for name in configs:
         results.append(run_config(name, args))
