@@ -178,13 +178,13 @@ struct Policy {
     static Policy parse(const std::string& spec);
     std::string to_string() const;
 
-    // The op kinds `selective` keeps: fused attention (its output and per-row softmax stats, C + 2H
-    // floats per token). Attention stores no probabilities (it recomputes them in backward), so what
-    // costs most to redo per byte kept is attention itself, not the projections: those are redone at
-    // sgemm speed, with the norms and activations. (Keeping the projections' 9C floats per token
-    // instead, as Megatron's selective recompute does, cut GPT-2's peak activation memory by only
-    // 22–32 % once attention stopped storing probabilities; this cuts 52–74 %: docs/benchmarks.md.)
-    static constexpr ad::KindSet selective_keep{ad::OpKind::attention};
+    // The op kinds `selective` keeps: what costs most to redo per float kept. Fused attention (its
+    // output and per-row softmax stats: C + 2H floats per token; it stores no probabilities) and
+    // narrowing projections (the MLP's 4C -> C: C floats per token, 4C multiply-adds each, four times
+    // any other projection's). The widening projections, norms and activations are redone. Keeping
+    // every projection's output instead (9C floats per token, Megatron's choice) cut deep GPT-2's
+    // peak activation memory by only 27 %; attention alone cut 74 % but cost 1.2x: docs/benchmarks.md.
+    static constexpr ad::KindSet selective_keep{ad::OpKind::attention, ad::OpKind::narrowing};
 };
 
 // The options of the index-th block (of n in its sequence) under a policy.

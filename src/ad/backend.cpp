@@ -11,6 +11,7 @@ std::string_view name(OpKind kind) {
     switch (kind) {
         case OpKind::matmul: return "matmul";
         case OpKind::projection: return "projection";
+        case OpKind::narrowing: return "narrowing projection";
         case OpKind::attention: return "attention";
         case OpKind::softmax: return "softmax";
         case OpKind::norm: return "norm";

@@ -100,7 +100,8 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
 
     Shape ys = x.shape();
     ys.back() = out;
-    std::shared_ptr<const Tensor> y = kept_or_compute(ad::OpKind::projection, ys, [&] {
+    const ad::OpKind kind = out < in ? ad::OpKind::narrowing : ad::OpKind::projection;
+    std::shared_ptr<const Tensor> y = kept_or_compute(kind, ys, [&] {
         Tensor y = empty(ys);  // (M, out)
         if (has_bias) {
             const float* b = bias.value().data();
@@ -116,7 +117,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
     auto xv = x.shared_value(), wv = weight.shared_value();
     std::vector<Var> inputs{x, weight};
     if (has_bias) inputs.push_back(bias);
-    return ad::record(ad::OpKind::projection, std::move(y), inputs,
+    return ad::record(kind, std::move(y), inputs,
                       [xv, wv, in_out, M, in, out](const Tensor& dy, ad::Grads& g) {
                           if (g.wants(0)) gemm(false, in_out, M, in, out, dy.data(), wv->data(), 1.0f, g[0].data());
                           if (g.wants(1)) {

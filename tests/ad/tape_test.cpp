@@ -69,6 +69,17 @@ TEST_CASE("tape backend") {
         tape.reset();
     }
 
+    SUBCASE("a projection to fewer features is a narrowing one (selective checkpointing keeps it)") {
+        const Tensor x = random_tensor({2, 4}, 1), w_up = random_tensor({4, 8}, 2), w_same = random_tensor({8, 8}, 3),
+                     w_down = random_tensor({8, 4}, 4);  // (in, out)
+        Var up = ops::linear(ad::leaf(x), ad::leaf(w_up), Var(), ops::WeightLayout::in_out);
+        Var same = ops::linear(up, ad::leaf(w_same), Var(), ops::WeightLayout::in_out);
+        Var down = ops::linear(same, ad::leaf(w_down), Var(), ops::WeightLayout::in_out);
+        CHECK(tape.recorded_kinds() ==
+              std::vector<ad::OpKind>{ad::OpKind::projection, ad::OpKind::projection, ad::OpKind::narrowing});
+        tape.reset();
+    }
+
     SUBCASE("leaf gradients accumulate across backward calls until zero_grad") {
         Tensor w = random_tensor({4}, 2);
         for (int i = 0; i < 2; ++i) tape.backward(ops::sum(ad::leaf(w) * ad::leaf(w)));

@@ -19,7 +19,8 @@ namespace remat::ad {
 // What an op is, so that selective checkpointing can decide per kind what to keep.
 enum class OpKind : std::uint8_t {
     matmul,       // plain matrix products (attention scores, P·V)
-    projection,   // parameterised affine maps (Linear, Conv1D): x·W + b
+    projection,   // parameterised affine maps (Linear, Conv1D): x·W + b, at least as many outputs as inputs
+    narrowing,    // the same with fewer outputs than inputs (GPT-2's and BERT's MLP down projection)
     attention,    // fused attention kernels
     softmax,
     norm,         // layer norm, batch norm

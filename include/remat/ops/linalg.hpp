@@ -17,7 +17,8 @@ enum class WeightLayout {
 };
 
 // y = x·W + b over the last axis of x (..., in) -> (..., out). b (out,) may be undefined (no bias).
-// Recorded as OpKind::projection, so selective checkpointing can keep its output.
+// Recorded as OpKind::projection, or OpKind::narrowing when out < in features, so that selective
+// checkpointing can keep its output.
 Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout);
 
 }  // namespace remat::ops
