@@ -120,6 +120,22 @@ TEST_CASE("large blocks are reused, within a bound") {
         }
     }
 
+    SUBCASE("threads freeing and taking large blocks at once") {
+        const std::size_t live = memory::live_bytes();
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([t] {
+                for (int i = 0; i < 200; ++i) {
+                    Tensor x = empty(Shape{(1u << 14) + static_cast<std::size_t>((i + t) % 5) * 4096});
+                    x.fill(static_cast<float>(t));
+                    CHECK_MESSAGE(x(x.size() - 1) == static_cast<float>(t), "a block shared by two threads");
+                }
+            });
+        for (auto& t : threads) t.join();
+        CHECK(memory::live_bytes() == live);
+        CHECK(memory::cached_bytes() > 0);
+    }
+
     SUBCASE("a repeated step takes no fresh pages") {
         // Without the cache, malloc hands blocks this large back to the kernel (munmap) and the next
         // step faults every page in again: 32 MiB a step is 8192 faults.
