@@ -77,24 +77,20 @@ std::vector<Tensor> run(const json& c) {
     if (op == "gelu_erf") return one(ops::gelu_erf(input(c, "x")));
     if (op == "relu") return one(ops::relu(input(c, "x")));
     if (op == "tanh") return one(ops::tanh(input(c, "x")));
-    if (op == "softmax") {
+    // softmax's and attention's masks: causal, and a key padding tensor that `padding` keeps alive.
+    Tensor padding;
+    auto mask_of = [&] {
         ops::SoftmaxMask mask;
         mask.causal = p.value("causal", false);
-        Tensor padding;
         if (in.contains("key_padding")) {
             padding = to_tensor(in.at("key_padding"));
             mask.key_padding = &padding;
         }
-        return one(ops::softmax(input(c, "x"), mask));
-    }
+        return mask;
+    };
+    if (op == "softmax") return one(ops::softmax(input(c, "x"), mask_of()));
     if (op == "attention") {
-        ops::SoftmaxMask mask;
-        mask.causal = p.value("causal", false);
-        Tensor padding;
-        if (in.contains("key_padding")) {
-            padding = to_tensor(in.at("key_padding"));
-            mask.key_padding = &padding;
-        }
+        const ops::SoftmaxMask mask = mask_of();
         const std::size_t heads = p.at("n_head");
         if (in.contains("qkv")) return one(ops::attention(input(c, "qkv"), heads, mask));
         return one(ops::attention(input(c, "q"), input(c, "k"), input(c, "v"), heads, mask));
