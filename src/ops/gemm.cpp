@@ -18,6 +18,7 @@ void sgemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std
 
 void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
           const float* B, float beta, float* C) {
+    single_threaded_blas();
     if (M == 0 || N == 0) return;
     if (K == 0) {  // an empty sum; BLAS rejects a leading dimension of 0
         if (beta == 0.0f)
@@ -25,20 +26,22 @@ void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std:
         return;
     }
     const std::size_t lda = transpose_a ? M : K, ldb = transpose_b ? K : N;
-    // On the pool's threads (OpenBLAS itself runs single-threaded then, see parallel.cpp): C in
-    // bands of rows — or of columns when B is the bigger operand, so that the operand every band
-    // reads whole, and packs again, is the smaller one. Never split along K: every element of C is
-    // still one sgemm sum, computed as OpenBLAS computes it in any of its own thread splits.
+    // C in bands of rows — or of columns when B is the bigger operand, so that the operand every band
+    // reads whole, and packs again, is the smaller one — run on the pool. Never split along K. The
+    // bands are a function of the shape alone, never of the thread count: OpenBLAS's kernels (its
+    // Haswell ones, picked on AMD Zen) give bits that depend on where C is cut, so the same cuts on
+    // any number of threads are what keeps results bitwise identical. Powers of two of at least
+    // 128 rows (or columns) balance two threads evenly.
     const bool by_rows = N <= M;
     const std::size_t extent = by_rows ? M : N;
-    const std::size_t bands = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) < 2e6
-                                  ? 1
-                                  : std::min(num_threads(), extent / 32);
+    std::size_t bands = 1;
+    if (2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= 2e6)
+        while (bands < 8 && extent / (2 * bands) >= 128) bands *= 2;
     if (bands <= 1) {
         sgemm(transpose_a, transpose_b, M, N, K, A, lda, B, ldb, beta, C, N);
         return;
     }
-    const std::size_t step = (extent / bands + 15) / 16 * 16;
+    const std::size_t step = extent / bands / 16 * 16;
     parallel_for(bands, [&](std::size_t p) {
         const std::size_t begin = std::min(extent, p * step), end = p + 1 == bands ? extent : std::min(extent, (p + 1) * step);
         if (begin >= end) return;

@@ -137,21 +137,26 @@ std::unique_ptr<Pool>& pool_slot() {
     return pool;
 }
 
-// While the pool exists, GEMMs are split over it (gemm.cpp) and OpenBLAS runs single-threaded: two
-// pools on the same cores fight (OpenBLAS's idle threads spin in sched_yield between calls).
-int openblas_threads_before = 0;  // 0: OpenBLAS's setting untouched
-
 Pool* pool() {
     std::lock_guard lock(pool_mutex);
     auto& p = pool_slot();
     if (!p && thread_setting() > 1) {
         p = std::make_unique<Pool>(thread_setting() - 1);
-        openblas_threads_before = openblas_get_num_threads();
-        openblas_set_num_threads(1);
     }
     return p.get();
 }
 }  // namespace
+
+// GEMMs are split over the pool (gemm.cpp) and OpenBLAS always runs single-threaded: two pools on
+// the same cores fight (OpenBLAS's idle threads spin in sched_yield between calls), and OpenBLAS's
+// own split of C changes the bits on some CPUs.
+void single_threaded_blas() {
+    static const bool done = [] {
+        openblas_set_num_threads(1);
+        return true;
+    }();
+    (void)done;
+}
 
 void parallel_for(std::size_t pieces, const std::function<void(std::size_t)>& body) {
     Job job(body, pieces);
@@ -174,8 +179,6 @@ void set_num_threads(std::size_t n) {
     n = n ? n : 1;
     if (n == detail::thread_setting()) return;
     detail::pool_slot().reset();
-    if (detail::openblas_threads_before > 0) openblas_set_num_threads(detail::openblas_threads_before);
-    detail::openblas_threads_before = 0;
     detail::thread_setting() = n;
 }
 

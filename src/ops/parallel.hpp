@@ -11,6 +11,9 @@ namespace remat::ops::detail {
 // one thread, or when the pool is already busy (a nested or concurrent call).
 void parallel_for(std::size_t pieces, const std::function<void(std::size_t piece)>& body);
 
+// Sets OpenBLAS to one thread, once: remat's pool splits GEMMs itself (gemm.cpp).
+void single_threaded_blas();
+
 // Pieces of `grain` items (the last one shorter) for n items, at least 1: a function of the problem only.
 inline std::size_t pieces_for(std::size_t n, std::size_t grain) { return n <= grain ? 1 : (n + grain - 1) / grain; }
 

@@ -1,11 +1,11 @@
 #pragma once
 // remat's kernels (fused attention, layer norm, GELU, cross-entropy, …) and its GEMMs split their
 // work over one small pool of threads: the caller plus num_threads() − 1 workers that sleep on a
-// condition variable between calls (they never spin). While that pool exists, OpenBLAS runs
-// single-threaded and each sgemm is cut into bands of rows or columns of C run on the pool: two
-// pools on the same cores fight, and OpenBLAS's idle threads spin between calls. Kernels cut their
-// work into pieces fixed by the problem's shape, and a band of C is computed by sgemm exactly as
-// OpenBLAS's own thread split computes it, so results are bitwise identical for any setting.
+// condition variable between calls (they never spin). OpenBLAS runs single-threaded (remat sets it
+// so at its first GEMM) and each sgemm is cut into bands of rows or columns of C run on the pool:
+// two pools on the same cores fight, and OpenBLAS's idle threads spin between calls. Kernels and
+// GEMM bands cut their work into pieces fixed by the problem's shape, never by the thread count, so
+// results are bitwise identical for any setting.
 #include <cstddef>
 
 namespace remat::ops {
@@ -13,8 +13,7 @@ namespace remat::ops {
 // Threads used by remat's kernels, the caller included. Default: REMAT_NUM_THREADS if set, else
 // the number of hardware threads.
 std::size_t num_threads();
-// 1 runs every kernel on the calling thread and gives OpenBLAS its own thread count back. Call it
-// while no kernel is running.
+// 1 runs every kernel on the calling thread. Call it while no kernel is running.
 void set_num_threads(std::size_t n);
 
 }  // namespace remat::ops
