@@ -9,19 +9,14 @@
 namespace remat::bert {
 
 namespace {
-Var activate(Activation act, const Var& x) {
-    switch (act) {
-        case Activation::gelu: return ops::gelu_erf(x);
-        case Activation::gelu_new: return ops::gelu_tanh(x);
-        case Activation::relu: return ops::relu(x);
-        case Activation::tanh: return ops::tanh(x);
-    }
-    return x;
-}
 Shape shape_of(const IdTensor& t) { return Shape(t.shape().begin(), t.shape().end()); }
 }  // namespace
 
-
+const hf::Naming& checkpoint_naming() {
+    static const hf::Naming naming{
+        "bert.", {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, {"embeddings.position_ids"}};
+    return naming;
+}
 
 void check_inputs(const Embeddings& e, const Inputs& in) {
     const Shape ids = shape_of(in.input_ids);
@@ -62,7 +57,7 @@ Var Attention::operator()(const Var& x, const PaddingMask& mask) const {
     return nn::call("output", output, nn::call("self", self, x, mask), x);
 }
 
-Var Intermediate::operator()(const Var& x) const { return activate(act, nn::call("dense", dense, x)); }
+Var Intermediate::operator()(const Var& x) const { return nn::apply(act, nn::call("dense", dense, x)); }
 
 Var Layer::operator()(const Var& x, const PaddingMask& mask) const {
     Var a = nn::call("attention", attention, x, mask);
@@ -77,7 +72,7 @@ Var Pooler::operator()(const Var& hidden) const {
 }
 
 Var PredictionTransform::operator()(const Var& x) const {
-    return nn::call("LayerNorm", LayerNorm, activate(act, nn::call("dense", dense, x)));
+    return nn::call("LayerNorm", LayerNorm, nn::apply(act, nn::call("dense", dense, x)));
 }
 
 Var Predictions::operator()(const Var& x, const nn::Embedding& word_embeddings) const {
@@ -95,26 +90,26 @@ nn::Linear linear(std::size_t in, std::size_t out, float std, Generator& init) {
 }  // namespace
 
 Layer Layer::create(const Config& c, Generator& init, const std::shared_ptr<Generator>& rng) {
-    const float s = c.initializer_range;
+    const float s = static_cast<float>(c.initializer_range);
     const std::size_t H = c.hidden_size;
     auto drop = [&](float p) { return nn::Dropout::create(p, rng); };
     return {Attention{SelfAttention{linear(H, H, s, init), linear(H, H, s, init), linear(H, H, s, init),
-                                    drop(c.attention_probs_dropout_prob), c.num_attention_heads},
-                      ResidualOutput{linear(H, H, s, init), nn::LayerNorm::create(H, c.layer_norm_eps),
-                                     drop(c.hidden_dropout_prob)}},
+                                    drop(static_cast<float>(c.attention_probs_dropout_prob)), c.num_attention_heads},
+                      ResidualOutput{linear(H, H, s, init), nn::LayerNorm::create(H, static_cast<float>(c.layer_norm_eps)),
+                                     drop(static_cast<float>(c.hidden_dropout_prob))}},
             Intermediate{linear(H, c.intermediate_size, s, init), c.hidden_act},
-            ResidualOutput{linear(c.intermediate_size, H, s, init), nn::LayerNorm::create(H, c.layer_norm_eps),
-                           drop(c.hidden_dropout_prob)}};
+            ResidualOutput{linear(c.intermediate_size, H, s, init), nn::LayerNorm::create(H, static_cast<float>(c.layer_norm_eps)),
+                           drop(static_cast<float>(c.hidden_dropout_prob))}};
 }
 
 BaseModel create_base(const Config& c, Generator& init, std::shared_ptr<Generator> rng, bool with_pooler) {
     c.validate();
     if (!rng) rng = default_generator();
-    const float s = c.initializer_range;
+    const float s = static_cast<float>(c.initializer_range);
     Embeddings e{nn::Embedding::create(c.vocab_size, c.hidden_size, init, s),
                  nn::Embedding::create(c.max_position_embeddings, c.hidden_size, init, s),
                  nn::Embedding::create(c.type_vocab_size, c.hidden_size, init, s),
-                 nn::LayerNorm::create(c.hidden_size, c.layer_norm_eps), nn::Dropout::create(c.hidden_dropout_prob, rng)};
+                 nn::LayerNorm::create(c.hidden_size, static_cast<float>(c.layer_norm_eps)), nn::Dropout::create(static_cast<float>(c.hidden_dropout_prob), rng)};
     // HF's word embedding has padding_idx = pad_token_id, and its init zeroes that row.
     if (c.pad_token_id < c.vocab_size) {
         float* row = e.word_embeddings.weight.value.data() + c.pad_token_id * c.hidden_size;
@@ -130,8 +125,8 @@ BaseModel create_base(const Config& c, Generator& init, std::shared_ptr<Generato
 
 Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
     BaseModel base = create_base(c, init, std::move(rng), false);
-    MLMHead head{Predictions{PredictionTransform{linear(c.hidden_size, c.hidden_size, c.initializer_range, init),
-                                                nn::LayerNorm::create(c.hidden_size, c.layer_norm_eps), c.hidden_act},
+    MLMHead head{Predictions{PredictionTransform{linear(c.hidden_size, c.hidden_size, static_cast<float>(c.initializer_range), init),
+                                                nn::LayerNorm::create(c.hidden_size, static_cast<float>(c.layer_norm_eps)), c.hidden_act},
                              Param{zeros(Shape{c.vocab_size})}}};
     return Model{std::move(base), std::move(head)};
 }

@@ -16,6 +16,7 @@
 
 #include "models/bert/config.hpp"
 #include "remat/checkpoint.hpp"
+#include "remat/hf/naming.hpp"
 #include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
@@ -27,6 +28,11 @@ namespace remat::bert {
 using nn::given;
 using nn::padding_mask;
 using nn::PaddingMask;
+
+// How HF's BERT checkpoints name tensors beyond the model's paths: the base prefix "bert.", the
+// masked-LM decoder tied to the word embeddings (cls.predictions.decoder.*), and the
+// embeddings.position_ids buffer.
+const hf::Naming& checkpoint_naming();
 
 struct Embeddings {
     BOOST_HANA_DEFINE_STRUCT(Embeddings, (nn::Embedding, word_embeddings), (nn::Embedding, position_embeddings),
@@ -97,6 +103,7 @@ template <class L>
 struct BertModel {
     BOOST_HANA_DEFINE_STRUCT(BertModel, (Embeddings, embeddings), (Encoder<L>, encoder), (std::optional<Pooler>, pooler));
     static constexpr const char* name = "BertModel";
+    static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // Sequence output (B, T, H).
     Var operator()(const Inputs& in) {
@@ -131,6 +138,7 @@ template <class L>
 struct BertForMaskedLM {
     BOOST_HANA_DEFINE_STRUCT(BertForMaskedLM, (BertModel<L>, bert), (MLMHead, cls));
     static constexpr const char* name = "BertForMaskedLM";
+    static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // Logits (B, T, V).
     Var operator()(const Inputs& in) {

@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <string>
 
+#include "remat/layers/activation.hpp"
+
 namespace remat::bert {
 
-enum class Activation { gelu, gelu_new, relu, tanh };  // HF's hidden_act ("gelu" is the exact erf GELU)
+using Activation = nn::Activation;  // HF's hidden_act ("gelu" is the exact erf GELU)
 
 struct Config {
     std::size_t vocab_size = 30522;
@@ -15,11 +17,11 @@ struct Config {
     std::size_t num_attention_heads = 12;
     std::size_t intermediate_size = 3072;
     Activation hidden_act = Activation::gelu;
-    float hidden_dropout_prob = 0.1f, attention_probs_dropout_prob = 0.1f;
+    double hidden_dropout_prob = 0.1, attention_probs_dropout_prob = 0.1;
     std::size_t max_position_embeddings = 512;
     std::size_t type_vocab_size = 2;
-    float layer_norm_eps = 1e-12f;
-    float initializer_range = 0.02f;
+    double layer_norm_eps = 1e-12;
+    double initializer_range = 0.02;
     std::size_t pad_token_id = 0;
 
     // Throws ValueError naming the field (hidden_size not divisible by the heads, zero sizes, p outside [0, 1]).
@@ -30,6 +32,8 @@ struct Config {
     static Config from_json(const std::string& text, const std::string& source = "config.json");
     static Config from_file(const std::filesystem::path& path);
     std::string to_json() const;
+    // The fields remat reads, as a JSON object (for `remat info`).
+    std::string fields_json() const;
 };
 
 }  // namespace remat::bert

@@ -1,5 +1,6 @@
 #pragma once
-// Reading HF config.json fields with messages that name the file and the field (private to models/).
+// Reading HF config.json text with messages that name the file (private to models/); the fields
+// themselves are read by config_schema.hpp.
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -36,24 +37,6 @@ inline json parse_object(const std::string& text, const std::string& source) {
     }
     if (!j.is_object()) throw ValueError(source + ": expected a JSON object");
     return j;
-}
-
-inline void require(const json& j, std::initializer_list<const char*> keys, const std::string& source) {
-    for (const char* key : keys)
-        if (!j.contains(key)) throw ValueError(source + ": missing field " + key);
-}
-
-inline std::size_t size_field(const json& j, const char* key, const std::string& source) {
-    const auto& v = j.at(key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-        throw ValueError(source + ": " + key + " must be a non-negative integer, got " + shown(v));
-    return v.get<std::size_t>();
-}
-
-inline float float_field(const json& j, const char* key, float fallback, const std::string& source) {
-    if (!j.contains(key) || j.at(key).is_null()) return fallback;
-    if (!j.at(key).is_number()) throw ValueError(source + ": " + key + " must be a number, got " + shown(j.at(key)));
-    return j.at(key).get<float>();
 }
 
 inline std::string read_file(const std::filesystem::path& path) {

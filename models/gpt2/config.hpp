@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <string>
 
+#include "remat/layers/activation.hpp"
+
 namespace remat::gpt2 {
 
-enum class Activation { gelu_new, gelu, relu, tanh };  // HF's activation_function
+using Activation = nn::Activation;  // HF's activation_function
 
 struct Config {
     std::size_t vocab_size = 50257;
@@ -15,10 +17,10 @@ struct Config {
     std::size_t n_layer = 12;
     std::size_t n_head = 12;
     std::size_t n_inner = 0;  // 0: 4·n_embd (HF's null)
-    float layer_norm_epsilon = 1e-5f;
+    double layer_norm_epsilon = 1e-5;
     Activation activation_function = Activation::gelu_new;
-    float resid_pdrop = 0.1f, embd_pdrop = 0.1f, attn_pdrop = 0.1f;
-    float initializer_range = 0.02f;
+    double resid_pdrop = 0.1, embd_pdrop = 0.1, attn_pdrop = 0.1;
+    double initializer_range = 0.02;
 
     std::size_t inner() const { return n_inner ? n_inner : 4 * n_embd; }
     // Throws ValueError naming the field: n_embd not divisible by n_head, a zero size, p outside [0, 1].
@@ -30,6 +32,8 @@ struct Config {
     static Config from_file(const std::filesystem::path& path);
     // config.json text that HuggingFace transformers can load.
     std::string to_json() const;
+    // The fields remat reads, as a JSON object (for `remat info`).
+    std::string fields_json() const;
 };
 
 }  // namespace remat::gpt2

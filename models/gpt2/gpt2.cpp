@@ -9,6 +9,11 @@
 
 namespace remat::gpt2 {
 
+const hf::Naming& checkpoint_naming() {
+    static const hf::Naming naming{"transformer.", {"lm_head.weight"}, {".attn.bias", ".attn.masked_bias"}};
+    return naming;
+}
+
 Var Attention::operator()(const Var& x, const nn::PaddingMask& padding) const {
     nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
     Var qkv = nn::call("c_attn", c_attn, x);  // (B, T, 3C)
@@ -18,13 +23,7 @@ Var Attention::operator()(const Var& x, const nn::PaddingMask& padding) const {
 
 Var MLP::operator()(const Var& x) const {
     Var h = nn::call("c_fc", c_fc, x);
-    switch (act) {
-        case Activation::gelu_new: h = ops::gelu_tanh(h); break;
-        case Activation::gelu: h = ops::gelu_erf(h); break;
-        case Activation::relu: h = ops::relu(h); break;
-        case Activation::tanh: h = ops::tanh(h); break;
-    }
-    return dropout(nn::call("c_proj", c_proj, h));
+    return dropout(nn::call("c_proj", c_proj, nn::apply(act, h)));
 }
 
 Var Block::operator()(const Var& x, const nn::PaddingMask& padding) const {
@@ -33,14 +32,14 @@ Var Block::operator()(const Var& x, const nn::PaddingMask& padding) const {
 }
 
 Block Block::create(const Config& c, Generator& init, const std::shared_ptr<Generator>& rng) {
-    const float proj_std = c.initializer_range / std::sqrt(2.0f * static_cast<float>(c.n_layer));
-    return {nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon),
-            Attention{nn::Conv1D::create(c.n_embd, 3 * c.n_embd, init, c.initializer_range),
-                      nn::Conv1D::create(c.n_embd, c.n_embd, init, proj_std), nn::Dropout::create(c.attn_pdrop, rng),
-                      nn::Dropout::create(c.resid_pdrop, rng), c.n_head},
-            nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon),
-            MLP{nn::Conv1D::create(c.n_embd, c.inner(), init, c.initializer_range),
-                nn::Conv1D::create(c.inner(), c.n_embd, init, proj_std), nn::Dropout::create(c.resid_pdrop, rng),
+    const float proj_std = static_cast<float>(c.initializer_range) / std::sqrt(2.0f * static_cast<float>(c.n_layer));
+    return {nn::LayerNorm::create(c.n_embd, static_cast<float>(c.layer_norm_epsilon)),
+            Attention{nn::Conv1D::create(c.n_embd, 3 * c.n_embd, init, static_cast<float>(c.initializer_range)),
+                      nn::Conv1D::create(c.n_embd, c.n_embd, init, proj_std), nn::Dropout::create(static_cast<float>(c.attn_pdrop), rng),
+                      nn::Dropout::create(static_cast<float>(c.resid_pdrop), rng), c.n_head},
+            nn::LayerNorm::create(c.n_embd, static_cast<float>(c.layer_norm_epsilon)),
+            MLP{nn::Conv1D::create(c.n_embd, c.inner(), init, static_cast<float>(c.initializer_range)),
+                nn::Conv1D::create(c.inner(), c.n_embd, init, proj_std), nn::Dropout::create(static_cast<float>(c.resid_pdrop), rng),
                 c.activation_function}};
 }
 
@@ -49,11 +48,11 @@ Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
     if (!rng) rng = default_generator();
     std::vector<Block> h;
     h.reserve(c.n_layer);
-    auto wte = nn::Embedding::create(c.vocab_size, c.n_embd, init, c.initializer_range);
-    auto wpe = nn::Embedding::create(c.n_positions, c.n_embd, init, c.initializer_range);
+    auto wte = nn::Embedding::create(c.vocab_size, c.n_embd, init, static_cast<float>(c.initializer_range));
+    auto wpe = nn::Embedding::create(c.n_positions, c.n_embd, init, static_cast<float>(c.initializer_range));
     for (std::size_t i = 0; i < c.n_layer; ++i) h.push_back(Block::create(c, init, rng));
-    return Model{GPT2Model<Block>{std::move(wte), std::move(wpe), nn::Dropout::create(c.embd_pdrop, rng), std::move(h),
-                                  nn::LayerNorm::create(c.n_embd, c.layer_norm_epsilon)}};
+    return Model{GPT2Model<Block>{std::move(wte), std::move(wpe), nn::Dropout::create(static_cast<float>(c.embd_pdrop), rng), std::move(h),
+                                  nn::LayerNorm::create(c.n_embd, static_cast<float>(c.layer_norm_epsilon))}};
 }
 
 Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids) {

@@ -12,6 +12,7 @@
 
 #include "models/gpt2/config.hpp"
 #include "remat/checkpoint.hpp"
+#include "remat/hf/naming.hpp"
 #include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
@@ -44,6 +45,10 @@ struct Block {
     Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr) const;
 };
 
+// How HF's GPT-2 checkpoints name tensors beyond the model's paths: the base prefix "transformer.",
+// the tied lm_head.weight, and the old attention-mask buffers attn.bias and attn.masked_bias.
+const hf::Naming& checkpoint_naming();
+
 // Throws ShapeError unless the attention mask has the ids' shape.
 void check_mask(const IdTensor& ids, const IdTensor& attention_mask);
 
@@ -52,6 +57,7 @@ struct GPT2Model {
     BOOST_HANA_DEFINE_STRUCT(GPT2Model, (nn::Embedding, wte), (nn::Embedding, wpe), (nn::Dropout, drop),
                              (std::vector<B>, h), (nn::LayerNorm, ln_f));
     static constexpr const char* name = "GPT2Model";
+    static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // ids (B, T) -> hidden states (B, T, C). attention_mask (B, T) of 1/0, optional, masks padded
     // keys as in HF (positions are not shifted: pass left-padded batches at your own risk, as in HF).
@@ -71,6 +77,7 @@ template <class B>
 struct GPT2LMHeadModel {
     BOOST_HANA_DEFINE_STRUCT(GPT2LMHeadModel, (GPT2Model<B>, transformer));
     static constexpr const char* name = "GPT2LMHeadModel";
+    static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // ids (B, T) -> logits (B, T, V), through the tied embedding.
     Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <functional>
 
-#include "models/gpt2/pretrained.hpp"
 #include "remat/layers/modes.hpp"
 #include "src/cli/errors.hpp"
 #include "src/cli/model_folder.hpp"
@@ -15,16 +14,14 @@ namespace remat::cli {
 
 namespace {
 
-// The embedded model: a GPT-2 small enough to fine-tune in seconds, on byte-level ids.
-gpt2::Config embedded_config() {
-    gpt2::Config c;
-    c.vocab_size = 256;
-    c.n_positions = 128;
-    c.n_embd = 128;
-    c.n_layer = 6;
-    c.n_head = 4;
-    return c;
+// The embedded model: the table's first causal language model, small enough to fine-tune in
+// seconds, on byte-level ids.
+const models::Architecture& embedded_architecture() {
+    for (const models::Architecture* a : models::architectures())
+        if (a->objective == models::Objective::causal_lm) return *a;
+    throw Failure("the architecture table has no causal language model");
 }
+const models::SizeRequest embedded_sizes{.n_layer = 6, .n_embd = 128, .n_head = 4, .vocab_size = 256, .n_positions = 128};
 
 struct Measurements {
     std::vector<double> seconds;
@@ -51,9 +48,8 @@ struct GradientCopy {
     std::vector<Tensor> values;
     std::vector<bool> present;
 
-    template <class Model>
-    explicit GradientCopy(Model& model) {
-        for (Param* p : tree::parameters(model)) values.push_back(zeros(p->shape()));
+    explicit GradientCopy(models::Model& model) {
+        for (Param* p : model.parameters()) values.push_back(zeros(p->shape()));
         present.assign(values.size(), false);
     }
     void take(const std::vector<Tensor*>& grads) {
@@ -87,18 +83,18 @@ void print_table(const Measurements& plain, const Measurements& checkpointed) {
                 static_cast<double>(checkpointed.loss));
 }
 
-// Trains `make()` plainly and checkpointed in lockstep on the same windows; returns the exit code.
+// Trains `make(none)` and `make(blocks)` in lockstep on the same windows; returns the exit code.
 template <class Make, class Header>
 int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>& ids, std::size_t seq,
                  const DemoOptions& o) {
-    auto plain_model = make();
-    auto checkpointed_model = set_checkpointing(make(), Policy::blocks());
-    print_header(tree::count_parameters(plain_model));
-    nn::trainmode(plain_model);
-    nn::trainmode(checkpointed_model);
+    auto plain_model = make(Policy::none());
+    auto checkpointed_model = make(Policy::blocks());
+    print_header(plain_model->count_parameters());
+    plain_model->set_training(true);
+    checkpointed_model->set_training(true);
     Trainer plain(std::move(plain_model), o.hyper);
     Trainer checkpointed(std::move(checkpointed_model), o.hyper);
-    GradientCopy plain_grads(plain.model);
+    GradientCopy plain_grads(*plain.model);
     WindowSampler windows(ids, seq, o.seed);
 
     const auto steps = static_cast<std::size_t>(o.steps), batch = static_cast<std::size_t>(o.batch);
@@ -124,60 +120,66 @@ int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>
     return exit_ok;
 }
 
-std::string describe(const gpt2::Config& c, std::size_t parameters) {
+std::string describe(const models::Architecture& a, const models::Sizes& s, std::size_t parameters) {
     char text[200];
-    std::snprintf(text, sizeof text, "GPT-2, %zu layers, n_embd %zu, %zu heads, vocabulary %zu, %.2fM parameters",
-                  c.n_layer, c.n_embd, c.n_head, c.vocab_size, static_cast<double>(parameters) / 1e6);
+    std::snprintf(text, sizeof text, "%s, %zu layers, n_embd %zu, %zu heads, vocabulary %zu, %.2fM parameters",
+                  a.family.c_str(), s.n_layer, s.n_embd, s.n_head, s.vocab_size, static_cast<double>(parameters) / 1e6);
     return text;
 }
 
 }  // namespace
 
 int demo(const DemoOptions& o) {
-    gpt2::Config config = embedded_config();
     std::optional<ModelFolder> folder;
+    const models::Architecture* architecture = &embedded_architecture();
+    std::string config;
     if (o.dir) {
-        folder = gpt2_folder(*o.dir, "demo");
-        config = gpt2::Config::from_file(folder->config);
+        folder = causal_lm_folder(*o.dir, "demo");
+        architecture = folder->architecture;
+        config = folder->config_text;
+    } else {
+        config = architecture->config_with(embedded_sizes);
     }
-    const std::size_t seq = window_length(o.seq, config.n_positions);
+    const models::Summary summary = architecture->summary(config);
+    const std::size_t seq = window_length(o.seq, summary.sizes.n_positions);
 
     const std::string text = o.data ? read_text_file(*o.data) : std::string(demo_text());
     const std::string source = o.data ? o.data->string() : "founding-texts.txt (built in)";
     text::FolderTokenizer t{std::make_unique<text::ByteTokenizer>(), {}};
-    if (folder) t = text::tokenizer_for_folder(*o.dir, static_cast<std::int64_t>(config.vocab_size));
+    if (folder) t = tokenizer_of(*folder, summary.sizes.vocab_size);
     const std::unique_ptr<text::Tokenizer> tokenizer = std::move(t.tokenizer);
     const std::vector<std::int64_t> ids = tokenize(*tokenizer, text, source, seq);
     for (const std::string& w : t.warnings) print_warning(w);
 
     // Each run's dropouts draw from their own generator, seeded alike: the runs see the same masks
     // only because checkpointing replays them exactly.
-    std::function<gpt2::Model()> make;
+    std::function<std::unique_ptr<models::Model>(const Policy&)> make;
     if (folder) {
-        make = [&, first = true]() mutable {
+        make = [&, first = true](const Policy& policy) mutable {
             hf::LoadReport report;
-            gpt2::Model m = gpt2::from_pretrained(*o.dir, &report, std::make_shared<Generator>(o.seed));
+            auto m = load_model(*folder, policy, std::make_shared<Generator>(o.seed), &report);
             if (first)
                 for (const std::string& w : report.warnings) print_warning(w);
             first = false;
             return m;
         };
     } else {
-        make = [&] {
+        make = [&](const Policy& policy) {
             Generator init(o.seed);
-            return gpt2::create(config, init, std::make_shared<Generator>(o.seed));
+            return architecture->create(config, init, std::make_shared<Generator>(o.seed), policy);
         };
     }
     auto print_header = [&](std::size_t parameters) {
-        std::printf("remat demo: fine-tunes a GPT-2 twice from the same seed, plainly and with every block checkpointed\n");
+        std::printf("remat demo: fine-tunes a %s twice from the same seed, plainly and with every block checkpointed\n",
+                    architecture->family.c_str());
         std::printf("model: %s (%s)\n", folder ? o.dir->string().c_str() : "built in, initialised from the seed",
-                    describe(config, parameters).c_str());
+                    describe(*architecture, summary.sizes, parameters).c_str());
         std::printf("text: %s, %zu bytes, %zu tokens (%s)\n", source.c_str(), text.size(), ids.size(),
                     tokenizer->describe().c_str());
         std::printf("training: %lld steps of %lld x %zu tokens, AdamW (lr %g), clip %g, dropout %g, seed %llu\n\n",
                     static_cast<long long>(o.steps), static_cast<long long>(o.batch), seq,
-                    static_cast<double>(o.hyper.lr), static_cast<double>(o.hyper.clip),
-                    static_cast<double>(config.resid_pdrop), static_cast<unsigned long long>(o.seed));
+                    static_cast<double>(o.hyper.lr), static_cast<double>(o.hyper.clip), summary.dropout,
+                    static_cast<unsigned long long>(o.seed));
         std::fflush(stdout);
     };
     return side_by_side(make, print_header, ids, seq, o);

@@ -1,8 +1,9 @@
 #pragma once
-// `remat demo [DIR]`: the README's main job. Fine-tunes a GPT-2 twice side by side from the same
+// `remat demo [DIR]`: the README's main job. Fine-tunes a causal LM twice side by side from the same
 // seed — plainly and with every block checkpointed — and prints time per step, peak activation
 // memory and final loss of each, then the largest difference between their gradients (exactly 0).
-// Without DIR the model is a small byte-level GPT-2 made from the seed, and the text is
+// Without DIR the model is a small byte-level model of the table's first causal LM, made from the
+// seed, and the text is
 // data/founding-texts.txt, compiled into the binary.
 #include <cstdint>
 #include <filesystem>

@@ -2,11 +2,12 @@
 
 #include <charconv>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "remat/hf/checkpoint_files.hpp"
 #include "src/cli/errors.hpp"
 #include "src/cli/model_folder.hpp"
-#include "src/cli/pretrained.hpp"
+
 
 namespace remat::cli {
 
@@ -45,15 +46,14 @@ int info_file(const fs::path& path) {
 
 int info_folder(const fs::path& dir) {
     const ModelFolder folder = inspect(dir);
-    const nlohmann::json config = config_fields(folder);
+    const nlohmann::json config = nlohmann::json::parse(folder.architecture->fields(folder.config_text));
     // Load first: nothing is printed for a model that cannot be loaded.
-    auto [parameters, warnings] = with_pretrained(folder, [](auto& model, hf::LoadReport& report) {
-        return std::pair{tree::count_parameters(model), std::move(report.warnings)};
-    });
+    hf::LoadReport report;
+    const std::size_t parameters = load_model(folder, Policy::none(), nullptr, &report)->count_parameters();
     const auto files = hf::CheckpointFiles::open(dir);
 
     std::printf("model: %s\n", dir.string().c_str());
-    std::printf("architecture: %s\n", name(folder.architecture));
+    std::printf("architecture: %s\n", folder.architecture->hf_class.c_str());
     std::printf("config: %s\n", folder.config.string().c_str());
     std::printf("  model_type: %s\n", value_text(config["model_type"]).c_str());
     for (const auto& [key, value] : config.items())
@@ -65,7 +65,7 @@ int info_folder(const fs::path& dir) {
         std::printf("  %s %s %s\n", n.c_str(), std::string(hf::name(t->dtype)).c_str(), to_string(t->shape).c_str());
     }
     std::printf("parameters: %zu\n", parameters);
-    for (const std::string& w : warnings) print_warning(w);
+    for (const std::string& w : report.warnings) print_warning(w);
     return exit_ok;
 }
 }  // namespace

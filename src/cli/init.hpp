@@ -1,23 +1,29 @@
 #pragma once
-// `remat init DIR --arch gpt2|bert`: a randomly initialised model, as HuggingFace initialises one,
+// `remat init DIR --arch MODEL_TYPE`: a randomly initialised model, as HuggingFace initialises one,
 // written as config.json + model.safetensors — the same bytes for the same seed and sizes.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "models/architecture.hpp"
+
 namespace remat::cli {
 
 struct InitOptions {
     std::filesystem::path dir;
-    std::string arch;  // "gpt2" or "bert"
-    // Sizes in GPT-2's names (BERT: num_hidden_layers, hidden_size, num_attention_heads,
-    // max_position_embeddings); unset ones keep HF's defaults (GPT-2 small, BERT-base).
+    std::string arch;  // a model_type of the architecture table
+    // Sizes by remat's generic names, each architecture mapping them to its own config fields
+    // (models::Architecture::size_fields); unset ones keep HF's defaults.
     std::optional<std::int64_t> n_layer, n_embd, n_head, vocab_size, n_positions;
     std::uint64_t seed = 0;
     bool force = false;  // overwrite a folder that already holds a model
 };
 
 int init(const InitOptions& options);
+
+// The table's architecture for an --arch value: the first entry of that model_type; Failure listing
+// the model_types otherwise.
+const models::Architecture& architecture_for_init(const std::string& arch);
 
 }  // namespace remat::cli

@@ -12,7 +12,7 @@ namespace remat::cli {
 struct InputLimits {
     std::size_t vocab_size;
     std::size_t max_positions;    // n_positions / max_position_embeddings
-    std::size_t type_vocab_size;  // 0: the model takes no token_type_ids (GPT-2)
+    std::size_t type_vocab_size;  // 0: the model takes no token_type_ids
 };
 
 struct Batch {

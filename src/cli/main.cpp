@@ -1,9 +1,11 @@
 // The `remat` command: init, train, demo, info and run (docs/cli.md). Every failure — usage
 // mistakes included — is one "error: …" line on stderr and exit code 2.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstring>
 #include <new>
 
+#include "models/architecture.hpp"
 #include "remat/core/error.hpp"
 #include "src/cli/demo.hpp"
 #include "src/cli/errors.hpp"
@@ -64,18 +66,63 @@ struct TrainingFlags {
     }
 };
 
+// The architectures of the table, for help texts: one line each, "  <model_type>  <HF class>
+// (<family>, <objective>; also loads <classes>)", limited to those `keep` accepts.
+template <class Keep>
+std::string architecture_lines(Keep keep) {
+    std::string out;
+    for (const remat::models::Architecture* a : remat::models::architectures()) {
+        if (!keep(*a)) continue;
+        const char* objective = a->objective == remat::models::Objective::causal_lm   ? "causal LM"
+                                : a->objective == remat::models::Objective::masked_lm ? "masked LM"
+                                                                                      : "no head";
+        out += "  " + a->model_type + "  " + a->hf_class + " (" + a->family + ", " + objective;
+        if (!a->also_loads.empty()) out += "; also loads " + remat::models::join(a->also_loads, "and");
+        out += ")\n";
+    }
+    return out;
+}
+std::string all_architectures() {
+    return "Architectures (model_type and HF class):\n" + architecture_lines([](const auto&) { return true; });
+}
+std::string causal_lms() {
+    return "Architectures it trains:\n" +
+           architecture_lines([](const auto& a) { return a.objective == remat::models::Objective::causal_lm; });
+}
+// "<what>: <field> (<model_type>), …; default: <value> (<model_type>), …" for the index-th size.
+std::string size_help(const std::string& what, std::size_t index) {
+    std::string fields, defaults;
+    std::vector<std::string> seen;
+    for (const remat::models::Architecture* a : remat::models::architectures()) {
+        if (std::find(seen.begin(), seen.end(), a->model_type) != seen.end()) continue;  // --arch takes the first
+        seen.push_back(a->model_type);
+        const remat::models::Sizes& d = a->default_sizes;
+        const std::size_t values[] = {d.n_layer, d.n_embd, d.n_head, d.vocab_size, d.n_positions};
+        fields += (fields.empty() ? "" : ", ") + a->size_fields[index] + " (" + a->model_type + ")";
+        defaults += (defaults.empty() ? "" : ", ") + std::to_string(values[index]) + " (" + a->model_type + ")";
+    }
+    return what + ": " + fields + "; default: " + defaults;
+}
+
 int main_with_exceptions(int argc, char** argv) {
-    CLI::App app{"remat: GPT-2 and BERT in C++ — create, fine-tune and inspect HuggingFace models, with exact "
-                 "gradient checkpointing."};
+    std::vector<std::string> families;
+    for (const remat::models::Architecture* a : remat::models::architectures())
+        if (std::find(families.begin(), families.end(), a->family) == families.end()) families.push_back(a->family);
+    const std::vector<std::string> types = remat::models::model_types();
+    const std::string first_type = types.front();
+    CLI::App app{"remat: " + remat::models::join(families, "and") +
+                 " in C++ — create, fine-tune and inspect HuggingFace models, with exact gradient checkpointing."};
     app.name("remat");
     app.require_subcommand(0, 1);
     app.footer(
+        all_architectures() +
+        "\n"
         "Examples:\n"
-        "  remat demo                                  # fine-tune a small GPT-2 with and without checkpointing\n"
-        "  remat init tiny --arch gpt2 --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128\n"
+        "  remat demo                                  # fine-tune a small model with and without checkpointing\n"
+        "  remat init tiny --arch " + first_type + " --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128\n"
         "  remat train tiny --data book.txt --steps 200 --checkpoint blocks --lr 1e-3 --save tiny-trained\n"
-        "  remat info models/gpt2\n"
-        "  remat run models/gpt2 --input batch.safetensors --out out.safetensors --grads --checkpoint blocks\n"
+        "  remat info models/" + first_type + "\n"
+        "  remat run models/" + first_type + " --input batch.safetensors --out out.safetensors --grads --checkpoint blocks\n"
         "\n"
         "Run \"remat COMMAND --help\" for a command's options. Every failure prints one line \"error: ...\" on\n"
         "stderr and exits with code 2. See docs/cli.md.");
@@ -84,34 +131,37 @@ int main_with_exceptions(int argc, char** argv) {
     InitOptions init_options;
     std::string init_dir;
     Text n_layer, n_embd, n_head, vocab_size, n_positions, init_seed;
-    CLI::App* init = app.add_subcommand("init", "Write a randomly initialised GPT-2 or BERT model folder (HF's init)");
+    CLI::App* init = app.add_subcommand("init", "Write a randomly initialised model folder (HF's init) of any architecture");
     init->add_option("DIR", init_dir, "The model folder to write: config.json and model.safetensors")->required()->type_name("");
-    init->add_option("--arch", init_options.arch, "gpt2 (GPT2LMHeadModel) or bert (BertForMaskedLM)")
+    std::string arch_help;
+    for (const std::string& t : types)
+        arch_help += (arch_help.empty() ? "" : ", ") + t + " (" + remat::cli::architecture_for_init(t).hf_class + ")";
+    init->add_option("--arch", init_options.arch, "The model_type: " + arch_help)
         ->required()
         ->type_name("ARCH");
-    add(init, "--n-layer", n_layer, "Blocks (BERT: num_hidden_layers; default: 12)", "N");
-    add(init, "--n-embd", n_embd, "Hidden size (BERT: hidden_size, with intermediate_size 4x; default: 768)", "C");
-    add(init, "--n-head", n_head, "Attention heads, dividing --n-embd (default: 12)", "H");
-    add(init, "--vocab-size", vocab_size, "Vocabulary size (default: 50257 for gpt2, 30522 for bert)", "V");
-    add(init, "--n-positions", n_positions, "Longest sequence (BERT: max_position_embeddings; default: 1024 / 512)", "T");
+    add(init, "--n-layer", n_layer, size_help("Blocks", 0), "N");
+    add(init, "--n-embd", n_embd, size_help("Hidden size", 1), "C");
+    add(init, "--n-head", n_head, size_help("Attention heads, dividing --n-embd", 2), "H");
+    add(init, "--vocab-size", vocab_size, size_help("Vocabulary size", 3), "V");
+    add(init, "--n-positions", n_positions, size_help("Longest sequence", 4), "T");
     add(init, "--seed", init_seed, "Seed of the initialisation: the same seed and sizes give the same files (default: 0)",
         "S");
     init->add_flag("--force", init_options.force, "Overwrite a model already in DIR");
     init->footer(
-        "Weights are drawn as HuggingFace initialises them: normal(0, 0.02) (GPT-2's c_proj weights scaled by\n"
-        "1/sqrt(2 n_layer)), biases 0, LayerNorm weight 1 and bias 0. Unset sizes keep HF's defaults (GPT-2 small,\n"
-        "BERT-base).\n"
+        "Weights are drawn as HuggingFace initialises each architecture (its _init_weights), from --seed. Unset\n"
+        "sizes keep HF's defaults; each size sets the architecture's own config field.\n"
+        "\n" + architecture_lines([&](const auto& a) { return &a == &remat::cli::architecture_for_init(a.model_type); }) +
         "\n"
         "Example:\n"
-        "  remat init tiny --arch gpt2 --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128 --seed 1");
+        "  remat init tiny --arch " + first_type + " --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128 --seed 1");
 
     // train
     TrainOptions train_options;
     std::string train_dir, train_data, train_save, train_log_every;
     TrainingFlags train_flags;
     CLI::App* train = app.add_subcommand(
-        "train", "Fine-tune a GPT-2 model folder on a text file (AdamW, gradient clipping) and save it");
-    train->add_option("DIR", train_dir, "A GPT-2 model folder; its vocab.json + merges.txt (or tokenizer.json) tokenise the text")
+        "train", "Fine-tune a causal language model folder on a text file (AdamW, gradient clipping) and save it");
+    train->add_option("DIR", train_dir, "A causal LM model folder; its tokenizer files (vocab.json + merges.txt or tokenizer.json) tokenise the text")
         ->required()
         ->type_name("");
     train->add_option("--data", train_data, "A UTF-8 text file to train on")->required()->type_name("TEXT");
@@ -126,9 +176,9 @@ int main_with_exceptions(int argc, char** argv) {
         ->type_name("K");
     train->footer(
         "Each step draws --batch windows of --seq consecutive tokens from the text, at offsets drawn from --seed,\n"
-        "and minimises the mean next-token cross-entropy (HF's GPT2LMHeadModel loss with labels = the window).\n"
+        "and minimises the mean next-token cross-entropy (HF's causal LM loss with labels = the window).\n"
         "On a terminal one live line shows step, loss, tokens/s, peak activation memory and ETA.\n"
-        "\n"
+        "\n" + causal_lms() + "\n"
         "Example:\n"
         "  remat train tiny --data book.txt --steps 200 --batch 8 --seq 128 --checkpoint blocks --lr 1e-3 --save out");
 
@@ -137,8 +187,8 @@ int main_with_exceptions(int argc, char** argv) {
     std::string demo_dir, demo_data;
     TrainingFlags demo_flags;
     CLI::App* demo = app.add_subcommand(
-        "demo", "Fine-tune a GPT-2 with and without checkpointing and compare time, memory and gradients");
-    demo->add_option("DIR", demo_dir, "A GPT-2 model folder (default: a small byte-level GPT-2 built from the seed)")
+        "demo", "Fine-tune a causal LM with and without checkpointing and compare time, memory and gradients");
+    demo->add_option("DIR", demo_dir, "A causal LM model folder (default: a small byte-level model built from the seed)")
         ->type_name("");
     demo->add_option("--data", demo_data, "A UTF-8 text file (default: data/founding-texts.txt, built in)")
         ->type_name("TEXT");
@@ -148,10 +198,10 @@ int main_with_exceptions(int argc, char** argv) {
         "wraps every block in Checkpointed (policy blocks). Prints time per step, peak activation memory and\n"
         "final loss of each, and \"max gradient difference: 0\" — the largest difference between any gradient\n"
         "of the two runs over all steps, which must be exactly 0.\n"
-        "\n"
+        "\n" + causal_lms() + "\n"
         "Examples:\n"
         "  remat demo\n"
-        "  remat demo models/gpt2 --steps 5 --batch 2 --seq 256");
+        "  remat demo models/" + first_type + " --steps 5 --batch 2 --seq 256");
 
     // info
     std::string info_path;
@@ -160,14 +210,15 @@ int main_with_exceptions(int argc, char** argv) {
     info->add_option("PATH", info_path, "A model folder (config.json + model.safetensors) or a .safetensors file")
         ->required()
         ->type_name("");
-    info->footer("Example:\n  remat info models/gpt2          # prints e.g. \"parameters: 124439808\"");
+    info->footer(all_architectures() + "\nExample:\n  remat info models/" + first_type +
+                 "          # prints e.g. \"parameters: 124439808\"");
 
     // run
     RunOptions run_options;
     std::string run_dir, input, output;
     CLI::App* run = app.add_subcommand(
         "run", "Run one forward and backward pass (dropout off) and write logits, loss, gradients and stats");
-    run->add_option("DIR", run_dir, "A model folder: config.json (gpt2 or bert) and model.safetensors")
+    run->add_option("DIR", run_dir, "A model folder: config.json (" + remat::models::join(types, "or") + ") and model.safetensors")
         ->required()
         ->type_name("");
     run->add_option("--input,-i", input, "IN.safetensors: input_ids (I64, (B, T)), optional attention_mask, "
@@ -185,11 +236,11 @@ int main_with_exceptions(int argc, char** argv) {
     add(run, "--repeat", repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");
     run->footer(
         "OUT holds logits (F32, (B, T, V)), loss (F32, ()), stats.seconds and stats.peak_activation_bytes (F64, ()),\n"
-        "and with --grads grad.NAME (F32) for every parameter. GPT-2 without labels uses input_ids as labels;\n"
-        "BERT without labels writes logits and stats only.\n"
-        "\n"
+        "and with --grads grad.NAME (F32) for every parameter. A causal LM without labels uses input_ids as labels;\n"
+        "a masked LM without labels writes logits and stats only.\n"
+        "\n" + all_architectures() + "\n"
         "Example:\n"
-        "  remat run models/gpt2 --input batch.safetensors --out out.safetensors --grads --checkpoint blocks --repeat 5");
+        "  remat run models/" + first_type + " --input batch.safetensors --out out.safetensors --grads --checkpoint blocks --repeat 5");
 
     if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1]))
         throw Failure(std::string("unknown command \"") + argv[1] +

@@ -1,25 +1,34 @@
 #pragma once
-// Which architecture a HuggingFace model folder holds, from its config.json: model_type "gpt2" or
-// "bert", or else the first known name in "architectures".
+// Which architecture a HuggingFace model folder holds, from its config.json, through the table
+// (models/architecture.hpp): the commands never name an architecture.
 #include <filesystem>
 #include <string>
 
+#include "models/architecture.hpp"
+
 namespace remat::cli {
-
-enum class Architecture { gpt2_lm_head, bert_masked_lm, bert_base };
-
-// HF's class name: "GPT2LMHeadModel", "BertForMaskedLM", "BertModel".
-const char* name(Architecture a);
 
 struct ModelFolder {
     std::filesystem::path dir;
     std::filesystem::path config;  // dir / "config.json"
-    Architecture architecture;
+    std::string config_text;
+    const models::Architecture* architecture;
 };
 
-// Throws Failure naming the folder or config.json: a missing folder, no config.json, invalid JSON,
-// an unsupported model_type or architecture. The config's fields are checked later, by the model's
-// own Config::from_file.
+// Throws naming the folder or config.json: a missing folder, no config.json, invalid JSON, an
+// unsupported model_type or architecture, a field the architecture refuses.
 ModelFolder inspect(const std::filesystem::path& dir);
+
+// The model of the folder, checkpointed by `policy`, with its weights. Load warnings go to `report`,
+// or are printed when it is null.
+std::unique_ptr<models::Model> load_model(const ModelFolder& folder, const Policy& policy,
+                                          std::shared_ptr<Generator> dropout_rng = nullptr,
+                                          hf::LoadReport* report = nullptr);
+
+// inspect(dir), which must hold a causal language model: Failure naming `command` otherwise.
+ModelFolder causal_lm_folder(const std::filesystem::path& dir, std::string_view command);
+
+// The families of the causal LMs in the table ("A and B"), for messages.
+std::string causal_lm_families();
 
 }  // namespace remat::cli

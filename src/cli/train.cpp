@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/gpt2/pretrained.hpp"
 #include "remat/layers/modes.hpp"
 #include "src/cli/errors.hpp"
 #include "src/cli/model_folder.hpp"
@@ -25,10 +24,9 @@ constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenize
 
 // Writes the trained model next to an unchanged copy of the original config.json (HF fields remat
 // does not read survive) and the tokenizer files; every file atomically.
-template <class Model>
-std::vector<std::string> save(Model& model, const fs::path& from, const fs::path& to) {
+std::vector<std::string> save(models::Model& model, const fs::path& from, const fs::path& to) {
     std::vector<std::string> written;
-    hf::save(model, read_text_file(from / "config.json"), to);
+    model.save(read_text_file(from / "config.json"), to);
     written = {"config.json", "model.safetensors"};
     std::error_code ec;
     const bool same_folder = fs::equivalent(from, to, ec);
@@ -53,26 +51,24 @@ std::string status(std::size_t k, std::size_t steps, float loss, double tokens_p
 
 int train(const TrainOptions& o) {
     const Policy policy = parse_policy(o.checkpoint);
-    const ModelFolder folder = gpt2_folder(o.dir, "train");
-    const gpt2::Config config = gpt2::Config::from_file(folder.config);
-    const std::size_t seq = window_length(o.seq, config.n_positions);
+    const ModelFolder folder = causal_lm_folder(o.dir, "train");
+    const models::Summary config = folder.architecture->summary(folder.config_text);
+    const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     if (o.save) prepare_output_folder(*o.save);
 
     const std::string text = read_text_file(o.data);
-    text::FolderTokenizer tokenizer = text::tokenizer_for_folder(o.dir, static_cast<std::int64_t>(config.vocab_size));
+    text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
     const std::vector<std::int64_t> ids = tokenize(*tokenizer.tokenizer, text, o.data.string(), seq);
     for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
 
-    hf::LoadReport report;
-    auto model = set_checkpointing(gpt2::from_pretrained(o.dir, &report, std::make_shared<Generator>(o.seed)), policy);
-    for (const std::string& w : report.warnings) print_warning(w);
-    nn::trainmode(model);
+    auto model = load_model(folder, policy, std::make_shared<Generator>(o.seed));
+    model->set_training(true);
     Trainer trainer(std::move(model), o.hyper);
     WindowSampler windows(ids, seq, o.seed);
 
     const auto steps = static_cast<std::size_t>(o.steps), batch = static_cast<std::size_t>(o.batch);
-    std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", o.dir.string().c_str(), name(folder.architecture),
-                tree::count_parameters(trainer.model), policy.to_string().c_str());
+    std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", o.dir.string().c_str(),
+                folder.architecture->hf_class.c_str(), trainer.model->count_parameters(), policy.to_string().c_str());
     std::printf("data: %s: %zu bytes, %zu tokens (%s)\n", o.data.string().c_str(), text.size(), ids.size(),
                 tokenizer.tokenizer->describe().c_str());
     std::printf("training: %zu steps of %zu x %zu tokens, AdamW (lr %g, weight decay %g), clip %g, seed %llu\n", steps,
@@ -101,7 +97,7 @@ int train(const TrainOptions& o) {
                 format_duration(elapsed).c_str(), static_cast<double>(steps * batch * seq) / elapsed,
                 static_cast<double>(first_loss), static_cast<double>(last_loss), format_bytes(peak).c_str());
     if (o.save) {
-        const std::vector<std::string> written = save(trainer.model, o.dir, *o.save);
+        const std::vector<std::string> written = save(*trainer.model, o.dir, *o.save);
         std::string files;
         for (const std::string& f : written) files += (files.empty() ? "" : ", ") + f;
         std::printf("saved %s: %s\n", o.save->string().c_str(), files.c_str());

@@ -1,5 +1,5 @@
 #pragma once
-// `remat train DIR --data TEXT`: fine-tunes a GPT-2 model folder on a text file (causal language
+// `remat train DIR --data TEXT`: fine-tunes a causal LM model folder on a text file (causal language
 // modelling on windows drawn from a seed), with AdamW and gradient clipping, and saves it in
 // HuggingFace's format (the contract: ../../docs/cli.md).
 #include <cstdint>

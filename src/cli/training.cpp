@@ -28,12 +28,13 @@ std::string read_text_file(const std::filesystem::path& path) {
     return s;
 }
 
-ModelFolder gpt2_folder(const std::filesystem::path& dir, std::string_view command) {
-    ModelFolder folder = inspect(dir);
-    if (folder.architecture != Architecture::gpt2_lm_head)
-        throw Failure(folder.config.string() + ": remat " + std::string(command) +
-                      " fine-tunes GPT-2 language models; this folder holds " + name(folder.architecture));
-    return folder;
+text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_size) {
+    switch (folder.architecture->tokenizer) {
+        case models::TokenizerKind::byte_level_bpe:
+            return text::tokenizer_for_folder(folder.dir, static_cast<std::int64_t>(vocab_size));
+        case models::TokenizerKind::none: break;
+    }
+    throw Failure(folder.config.string() + ": remat has no tokenizer for " + folder.architecture->hf_class + " yet");
 }
 
 std::size_t window_length(std::optional<std::int64_t> seq, std::size_t n_positions) {

@@ -1,6 +1,7 @@
 #pragma once
 // What `remat train` and `remat demo` share: a text turned into token ids, windows of it drawn
-// deterministically from a seed, and one AdamW step of a GPT-2 on its own tape, measured.
+// deterministically from a seed, and one AdamW step of a causal language model on its own tape,
+// measured.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "remat/core/random.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/text/tokenizer.hpp"
+#include "models/architecture.hpp"
 #include "src/cli/model_folder.hpp"
 
 namespace remat::cli {
@@ -21,8 +23,8 @@ namespace remat::cli {
 // Reads a text file whole; Failure naming the file when it cannot be read or is empty.
 std::string read_text_file(const std::filesystem::path& path);
 
-// inspect(dir), which must hold a GPT-2 language model: Failure naming `command` otherwise.
-ModelFolder gpt2_folder(const std::filesystem::path& dir, std::string_view command);
+// The folder's tokenizer, of the kind its architecture declares; Failure when remat has none for it.
+text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_size);
 
 // The window length: --seq if given, else min(128, n_positions); Failure unless 2 <= seq <= n_positions.
 std::size_t window_length(std::optional<std::int64_t> seq, std::size_t n_positions);
@@ -57,23 +59,22 @@ struct StepResult {
     std::size_t peak_activation_bytes = 0;  // live bytes above the step's start
 };
 
-// A GPT-2 language model with its optimiser state and its own tape, so that two of them (the
+// A causal language model with its optimiser state and its own tape, so that two of them (the
 // demo's plain and checkpointed runs) train side by side without sharing gradients.
-template <class Model>
 struct Trainer {
-    Model model;
-    train::OptimiserState<train::AdamW, Model> state;
+    std::unique_ptr<models::Model> model;
+    std::unique_ptr<models::Optimiser> optimiser;
     ad::Tape tape;
     float clip;
 
-    Trainer(Model m, const Hyper& hyper)
+    Trainer(std::unique_ptr<models::Model> m, const Hyper& hyper)
         : model(std::move(m)),
-          state(train::setup(train::AdamW{.lr = hyper.lr, .weight_decay = hyper.weight_decay}, model)),
+          optimiser(model->adamw(train::AdamW{.lr = hyper.lr, .weight_decay = hyper.weight_decay})),
           clip(hyper.clip) {}
 
     // Forward and backward of the LM loss on `batch` (labels = the ids, as HF's run_clm), leaving
     // the gradients on the tape; `before_update` sees them (one Tensor* per parameter, in
-    // tree::parameters order, null for none) before clipping and the AdamW update.
+    // parameters() order, null for none) before clipping and the AdamW update.
     template <class BeforeUpdate>
     StepResult step(const IdTensor& batch, BeforeUpdate&& before_update) {
         ad::UseBackend use(tape);
@@ -82,16 +83,16 @@ struct Trainer {
         const auto start = std::chrono::steady_clock::now();
         StepResult r;
         {
-            Var logits = model(batch);
-            Var loss = model.loss(logits, batch);
+            Var logits = model->logits({.input_ids = batch});
+            Var loss = model->loss(logits, batch);
             tape.backward(loss);
             r.loss = loss.value().data()[0];
         }
         std::vector<Tensor*> grads;
-        for (Param* p : tree::parameters(model)) grads.push_back(p->frozen ? nullptr : tape.grad(p->value));
+        for (Param* p : model->parameters()) grads.push_back(p->frozen ? nullptr : tape.grad(p->value));
         before_update(std::as_const(grads));
         if (clip > 0) train::clip_grad_norm(std::span<Tensor* const>(grads), clip);
-        train::update(state, model, std::span<const Tensor* const>(grads.data(), grads.size()));
+        optimiser->update(std::span<const Tensor* const>(grads.data(), grads.size()));
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         r.peak_activation_bytes = scope.peak_above_baseline();
         return r;

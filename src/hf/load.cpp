@@ -11,46 +11,38 @@ namespace remat::hf {
 namespace fs = std::filesystem;
 
 namespace {
-// The per-format quirks, as data. Base-model prefixes a checkpoint may have or lack:
-const std::vector<std::string> base_prefixes = {"transformer.", "bert."};
-// Tensors that are not parameters (old attention masks, position ids) or are tied to a parameter
-// the model already has (the LM heads): never loaded, never warned about.
-const std::vector<std::string> ignored_suffixes = {".attn.bias", ".attn.masked_bias", "embeddings.position_ids"};
-const std::vector<std::string> tied_names = {"lm_head.weight", "cls.predictions.decoder.weight",
-                                             "cls.predictions.decoder.bias"};
-
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-bool ignored(const std::string& name) {
-    for (const auto& suffix : ignored_suffixes)
+bool ignored(const std::string& name, const Naming& naming) {
+    for (const auto& suffix : naming.ignored_suffixes)
         if (ends_with(name, suffix)) return true;
-    for (const auto& tied : tied_names)
+    for (const auto& tied : naming.tied)
         if (name == tied || ends_with(name, "." + tied)) return true;
     return false;
 }
 
-// The checkpoint's name for a model path: itself, without the base prefix, or with one.
-std::string resolve(const std::string& path, const CheckpointFiles& files) {
+// The checkpoint's name for a model path: itself, without the base prefix, or with it.
+std::string resolve(const std::string& path, const CheckpointFiles& files, const Naming& naming) {
     if (files.find(path)) return path;
-    for (const auto& p : base_prefixes)
-        if (starts_with(path, p) && files.find(path.substr(p.size()))) return path.substr(p.size());
-    for (const auto& p : base_prefixes)
-        if (files.find(p + path)) return p + path;
+    const std::string& p = naming.base_prefix;
+    if (p.empty()) return {};
+    if (starts_with(path, p) && files.find(path.substr(p.size()))) return path.substr(p.size());
+    if (files.find(p + path)) return p + path;
     return {};
 }
 
 std::string shape_string(const std::vector<std::size_t>& s) { return to_string(s); }
 }  // namespace
 
-LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files) {
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files, const Naming& naming) {
     std::vector<std::string> problems;
     std::unordered_set<std::string> used;
     std::vector<std::pair<const NamedTensor*, std::string>> plan;
     for (const NamedTensor& t : targets) {
-        const std::string name = resolve(t.path, files);
+        const std::string name = resolve(t.path, files, naming);
         const Shape& expected = t.tensor->shape();
         if (name.empty()) {
             problems.push_back("missing " + t.path + " (expected shape " + to_string(expected) + ")");
@@ -91,7 +83,7 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const Checkpoin
     }
     std::vector<std::string> unused;
     for (const std::string& name : files.names())
-        if (!used.count(name) && !ignored(name)) unused.push_back(name);
+        if (!used.count(name) && !ignored(name, naming)) unused.push_back(name);
     if (!unused.empty()) {
         std::string w = std::to_string(unused.size()) + " tensors in " + files.description() +
                         " are not used by the model:";

@@ -66,7 +66,7 @@ TEST_CASE("BERT structure") {
     SUBCASE("config") {
         auto c = bert::Config::from_json(R"({"vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2,
             "num_attention_heads": 2, "intermediate_size": 32, "layer_norm_eps": 1e-12, "hidden_act": "gelu"})");
-        CHECK(c.layer_norm_eps == 1e-12f);
+        CHECK(c.layer_norm_eps == 1e-12);
         CHECK(bert::Config::from_json(c.to_json()).intermediate_size == 32);
         CHECK_THROWS_WITH_AS(bert::Config::from_json(R"({"vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2,
             "num_attention_heads": 3, "intermediate_size": 32})"),

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 
@@ -70,7 +71,7 @@ TEST_CASE("GPT-2 structure") {
                                               "activation_function": "gelu", "resid_pdrop": 0.0})");
         CHECK(c.n_positions == 16);
         CHECK(c.activation_function == gpt2::Activation::gelu);
-        CHECK(c.embd_pdrop == 0.1f);
+        CHECK(c.embd_pdrop == 0.1);
         CHECK(gpt2::Config::from_json(c.to_json()).n_positions == 16);
         CHECK_THROWS_WITH_AS(gpt2::Config::from_json(R"({"vocab_size": 64, "n_ctx": 16, "n_embd": 16, "n_layer": 2})"),
                              "config.json: missing field n_head", ValueError);
@@ -78,6 +79,17 @@ TEST_CASE("GPT-2 structure") {
             gpt2::Config::from_json(R"({"vocab_size": 64, "n_positions": 16, "n_embd": 18, "n_layer": 2, "n_head": 4})"),
             "config.json: GPT-2 config: n_embd = 18 is not divisible by n_head = 4", ValueError);
         CHECK_THROWS_WITH_AS(gpt2::Config::from_json("{oops"), doctest::Contains("config.json: not valid JSON"), ValueError);
+    }
+    SUBCASE("config scalars come back as the file wrote them") {
+        const auto c = gpt2::Config::from_json(R"({"vocab_size": 64, "n_ctx": 16, "n_embd": 16, "n_layer": 2, "n_head": 2,
+                                                    "resid_pdrop": 0.1, "layer_norm_epsilon": 1e-05, "initializer_range": 0.02})");
+        const auto written = nlohmann::json::parse(c.to_json());
+        CHECK(written["resid_pdrop"].dump() == "0.1");  // not 0.10000000149011612
+        CHECK(written["layer_norm_epsilon"].dump() == "1e-05");
+        CHECK(written["initializer_range"].dump() == "0.02");
+        CHECK(written["n_inner"].is_null());
+        CHECK(written["n_ctx"] == 16);
+        CHECK(gpt2::Config::from_json(c.to_json()).to_json() == c.to_json());
     }
 }
 

@@ -7,15 +7,17 @@
 //   for (auto& w : report.warnings) std::cerr << "warning: " << w << "\n";
 //   hf::save(model, config.to_json(), "out/");
 //
-// The base-model prefix is accepted either way (a GPT-2 checkpoint saved as h.0.… loads into
-// transformer.h.0.…; bert.… into a BertModel), as are tied weights (lm_head.weight,
-// cls.predictions.decoder.*) and known non-parameter buffers (attn.bias, attn.masked_bias,
-// position_ids). Nothing is ever transposed or zero-filled silently.
+// What a model's checkpoints may call its tensors besides their paths comes from the model type's
+// own hf::Naming (remat/hf/naming.hpp): its base-model prefix is accepted either way (a GPT-2
+// checkpoint saved as h.0.… loads into transformer.h.0.…; bert.… into a BertModel), its tied
+// weights (lm_head.weight) and known non-parameter buffers (attn.bias) are skipped. Nothing is ever
+// transposed or zero-filled silently.
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/naming.hpp"
 #include "remat/tree/parameters.hpp"
 
 namespace remat::hf {
@@ -37,7 +39,8 @@ struct NamedTensor {
     bool parameter;  // false: a buffer
 };
 
-LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files);
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files,
+                        const Naming& naming = {});
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json,
                   const std::filesystem::path& dir);
 
@@ -55,7 +58,7 @@ std::vector<NamedTensor> named_tensors(Model& model) {
 
 template <class Model>
 LoadReport load(Model& model, const std::filesystem::path& dir) {
-    return load_tensors(named_tensors(model), CheckpointFiles::open(dir));
+    return load_tensors(named_tensors(model), CheckpointFiles::open(dir), naming_of<Model>());
 }
 
 // Writes text (or any bytes) to path atomically: a temporary in the same folder, then rename; on

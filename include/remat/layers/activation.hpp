@@ -27,3 +27,24 @@ inline constexpr Relu relu{};
 inline constexpr Tanh tanh{};
 
 }  // namespace remat::nn
+
+#include <optional>
+#include <string_view>
+
+namespace remat::nn {
+
+// An activation chosen by name at run time, as HF configs name them (activation_function,
+// hidden_act): a plain enum member of a layer, so it passes through walks as an opaque leaf.
+enum class Activation { gelu_new, gelu, relu, tanh };
+
+// HF's names: "gelu_new" (also "gelu_pytorch_tanh", "gelu_fast": the tanh approximation), "gelu"
+// (exact erf), "relu", "tanh"; nullopt for any other.
+std::optional<Activation> parse_activation(std::string_view name);
+// The canonical name: parse_activation(name(a)) == a.
+const char* name(Activation a);
+// "gelu_new, gelu, relu or tanh": for messages that list the accepted names.
+const char* activation_names();
+// The activation applied element-wise.
+Var apply(Activation a, const Var& x);
+
+}  // namespace remat::nn

@@ -1,0 +1,135 @@
+#pragma once
+// The door every architecture comes through: one entry per HuggingFace model class, holding what a
+// command needs to build, load, run, train and save it without naming it. An architecture is one
+// folder under models/ plus one line in models/architectures.cpp (docs/models.md).
+//
+//   const models::Architecture& arch = models::find_for_config(folder / "config.json");
+//   std::unique_ptr<models::Model> model = models::load(arch, folder, Policy::parse("blocks"));
+//   Var logits = model->logits({.input_ids = ids});
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "remat/ad/var.hpp"
+#include "remat/checkpoint.hpp"
+#include "remat/core/random.hpp"
+#include "remat/hf/load.hpp"
+#include "remat/train/optimisers.hpp"
+
+namespace remat::models {
+
+// What the model's head is trained for: `remat train` and `demo` take causal LMs, `run` any head.
+enum class Objective {
+    causal_lm,  // next-token cross-entropy, labels = the input ids (GPT2LMHeadModel)
+    masked_lm,  // cross-entropy at labelled positions (BertForMaskedLM)
+    none,       // a base model without a head (BertModel)
+};
+
+// How the folder's text is tokenised.
+enum class TokenizerKind {
+    byte_level_bpe,  // GPT-2's vocab.json + merges.txt or tokenizer.json; raw bytes without them
+    none,            // remat has no tokenizer for it yet
+};
+
+// A batch, as HF's forward takes it; an absent tensor is default-constructed (0-d).
+struct Inputs {
+    IdTensor input_ids;       // (B, T)
+    IdTensor attention_mask;  // (B, T) of 1/0
+    IdTensor token_type_ids;  // (B, T)
+};
+
+// The sizes `remat init` sets and commands print, in each architecture's own fields.
+struct Sizes {
+    std::size_t n_layer = 0, n_embd = 0, n_head = 0, vocab_size = 0, n_positions = 0;
+};
+struct SizeRequest {  // what the user gave; the rest keep the architecture's defaults
+    std::optional<std::size_t> n_layer, n_embd, n_head, vocab_size, n_positions;
+};
+
+// A configuration's facts, read from its config.json.
+struct Summary {
+    Sizes sizes;
+    std::size_t type_vocab_size = 0;  // 0: the model takes no token_type_ids
+    double dropout = 0;               // the residual dropout probability
+};
+
+// An optimiser bound to one model's parameters.
+class Optimiser {
+public:
+    virtual ~Optimiser() = default;
+    // One step, given each parameter's gradient in parameters() order (null: zero).
+    virtual void update(std::span<const Tensor* const> grads) = 0;
+};
+
+// A model of any architecture, behind one interface; the struct itself stays a plain struct.
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual std::vector<hf::NamedTensor> named_tensors() = 0;  // parameters and buffers, by path
+    virtual std::vector<std::pair<std::string, Param*>> named_parameters() = 0;
+    std::vector<Param*> parameters();
+    std::size_t count_parameters();
+    virtual void set_training(bool training) = 0;  // nn::trainmode / nn::testmode
+    // The head's output: logits (B, T, V); a base model's hidden states (B, T, C).
+    virtual Var logits(const Inputs& in) = 0;
+    // The architecture's own loss of logits against labels (ValueError for a base model).
+    virtual Var loss(const Var& logits, const IdTensor& labels) = 0;
+    virtual hf::LoadReport load(const std::filesystem::path& dir) = 0;  // hf::load with the model's naming
+    virtual void save(const std::string& config_json, const std::filesystem::path& dir) = 0;  // hf::save
+    virtual std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) = 0;
+};
+
+// One table entry. Configs travel as config.json text: the entry parses them itself.
+struct Architecture {
+    std::string model_type;               // HF's model_type: "gpt2"
+    std::string hf_class;                 // the class this entry builds: "GPT2LMHeadModel"
+    std::vector<std::string> also_loads;  // other classes of model_type whose checkpoints it loads
+    std::string family;                   // for people: "GPT-2"
+    Objective objective = Objective::none;
+    TokenizerKind tokenizer = TokenizerKind::none;
+    Sizes default_sizes;                     // a default config's sizes
+    std::array<std::string, 5> size_fields;  // the config fields behind Sizes, in its order: "n_layer", …
+
+    // Checks config.json text (ValueError "<source>: <field> …"); returns nothing.
+    std::function<void(const std::string& text, const std::string& source)> check_config;
+    // The fields remat reads, as a JSON object text (for `remat info`).
+    std::function<std::string(const std::string& config)> fields;
+    std::function<Summary(const std::string& config)> summary;
+    // A default config with the requested sizes, validated (ValueError naming the field).
+    std::function<std::string(const SizeRequest& sizes)> config_with;
+    // A model initialised as HF initialises one (from `init`), checkpointed by `policy` (`none`
+    // leaves every block plain), its dropouts drawing from dropout_rng (the shared default if null).
+    std::function<std::unique_ptr<Model>(const std::string& config, Generator& init,
+                                         std::shared_ptr<Generator> dropout_rng, const Policy& policy)>
+        create;
+};
+
+// The table: the built-in architectures, then those registered, in order.
+const std::vector<const Architecture*>& architectures();
+// Adds an architecture (one of a test's or a program's own); throws ValueError when its hf_class is
+// already taken. The entry lives as long as the program.
+void register_architecture(Architecture architecture);
+
+// model_types without repeats, in table order: {"gpt2", "bert"}.
+std::vector<std::string> model_types();
+// The entry for a HF class name (hf_class or also_loads); null when none.
+const Architecture* find_class(const std::string& hf_class);
+
+// The entry a config.json text describes: by model_type — the first of its entries whose hf_class is
+// listed in "architectures", else its first — or, without model_type, by the first listed class
+// remat knows. ValueError "<source>: …" naming what is unsupported.
+const Architecture& find_for_config(const std::string& text, const std::string& source);
+
+// `create` from `dir`/config.json, then the checkpoint's weights (every tensor, or hf::LoadError).
+std::unique_ptr<Model> load(const Architecture& architecture, const std::filesystem::path& dir, const Policy& policy,
+                            std::shared_ptr<Generator> dropout_rng = nullptr, hf::LoadReport* report = nullptr);
+
+// "gpt2 and bert", "a, b or c": a list for messages.
+std::string join(const std::vector<std::string>& items, const std::string& last_separator);
+
+}  // namespace remat::models

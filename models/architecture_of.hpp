@@ -1,0 +1,89 @@
+#pragma once
+// An Architecture entry made from an architecture's facts: a struct its folder declares beside its
+// model structs (docs/models.md lists what it holds; models/gpt2/architecture.hpp is the example).
+// Included by each architecture's own .cpp; the commands see only models/architecture.hpp.
+#include <utility>
+
+#include "models/architecture.hpp"
+#include "remat/layers/modes.hpp"
+#include "remat/tree/parameters.hpp"
+
+namespace remat::models {
+
+namespace detail {
+
+template <class M>
+class OptimiserOf final : public Optimiser {
+public:
+    OptimiserOf(M& model, const train::AdamW& rule) : model_(model), state_(train::setup(rule, model)) {}
+    void update(std::span<const Tensor* const> grads) override { train::update(state_, model_, grads); }
+
+private:
+    M& model_;
+    train::OptimiserState<train::AdamW, M> state_;
+};
+
+template <class Facts, class M>
+class ModelOf final : public Model {
+public:
+    explicit ModelOf(M model) : model_(std::move(model)) {}
+
+    std::vector<hf::NamedTensor> named_tensors() override { return hf::named_tensors(model_); }
+    std::vector<std::pair<std::string, Param*>> named_parameters() override { return tree::named_parameters(model_); }
+    void set_training(bool training) override { training ? nn::trainmode(model_) : nn::testmode(model_); }
+    Var logits(const Inputs& in) override { return Facts::logits(model_, in); }
+    Var loss(const Var& logits, const IdTensor& labels) override {
+        if constexpr (requires { model_.loss(logits, labels); })
+            return model_.loss(logits, labels);
+        else
+            throw ValueError(std::string(Facts::hf_class) + " has no head and no loss");
+    }
+    hf::LoadReport load(const std::filesystem::path& dir) override { return hf::load(model_, dir); }
+    void save(const std::string& config_json, const std::filesystem::path& dir) override {
+        hf::save(model_, config_json, dir);
+    }
+    std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) override {
+        return std::make_unique<OptimiserOf<M>>(model_, rule);
+    }
+
+private:
+    M model_;
+};
+
+template <class Config>
+Config parse(const std::string& text) {
+    return Config::from_json(text, "config.json");
+}
+
+}  // namespace detail
+
+template <class Facts>
+Architecture architecture_of() {
+    using Config = typename Facts::Config;
+    Architecture a;
+    a.model_type = Facts::model_type;
+    a.hf_class = Facts::hf_class;
+    a.also_loads = Facts::also_loads();
+    a.family = Facts::family;
+    a.objective = Facts::objective;
+    a.tokenizer = Facts::tokenizer;
+    a.default_sizes = Facts::summary(Config{}).sizes;
+    for (std::size_t i = 0; i < a.size_fields.size(); ++i) a.size_fields[i] = Facts::size_fields[i];
+    a.check_config = [](const std::string& text, const std::string& source) { (void)Config::from_json(text, source); };
+    a.fields = [](const std::string& text) { return detail::parse<Config>(text).fields_json(); };
+    a.summary = [](const std::string& text) { return Facts::summary(detail::parse<Config>(text)); };
+    a.config_with = [](const SizeRequest& request) {
+        Config c;
+        Facts::set_sizes(c, request);
+        c.validate();
+        return c.to_json();
+    };
+    a.create = [](const std::string& text, Generator& init, std::shared_ptr<Generator> dropout_rng,
+                  const Policy& policy) -> std::unique_ptr<Model> {
+        auto model = set_checkpointing(Facts::create(detail::parse<Config>(text), init, std::move(dropout_rng)), policy);
+        return std::make_unique<detail::ModelOf<Facts, decltype(model)>>(std::move(model));
+    };
+    return a;
+}
+
+}  // namespace remat::models

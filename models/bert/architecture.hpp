@@ -1,0 +1,52 @@
+#pragma once
+// BertForMaskedLM's and BertModel's facts for the architecture table (models/architecture_of.hpp,
+// docs/models.md).
+#include <array>
+#include <string>
+#include <vector>
+
+#include "models/architecture.hpp"
+#include "models/bert/bert.hpp"
+
+namespace remat::bert {
+
+// What the two BERT classes share: the config and its sizes.
+struct Facts {
+    using Config = bert::Config;
+    static constexpr const char* model_type = "bert";
+    static constexpr const char* family = "BERT";
+    static constexpr auto tokenizer = models::TokenizerKind::none;  // WordPiece is not implemented yet
+    static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size",
+                                                               "num_attention_heads", "vocab_size",
+                                                               "max_position_embeddings"};
+    static models::Summary summary(const Config& c);
+    // --n-embd sets hidden_size and intermediate_size = 4x, BERT's ratio (3072 = 4·768).
+    static void set_sizes(Config& c, const models::SizeRequest& r);
+    template <class M>
+    static Var logits(M& model, const models::Inputs& in) {
+        return model(Inputs{in.input_ids, in.token_type_ids, in.attention_mask});
+    }
+};
+
+struct MaskedLM : Facts {
+    static constexpr const char* hf_class = "BertForMaskedLM";
+    static std::vector<std::string> also_loads() { return {}; }
+    static constexpr auto objective = models::Objective::masked_lm;
+    static models::Architecture entry();
+    static Model create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
+        return bert::create(c, init, std::move(dropout_rng));
+    }
+};
+
+// A bare encoder checkpoint: no masked-LM head to load.
+struct Base : Facts {
+    static constexpr const char* hf_class = "BertModel";
+    static std::vector<std::string> also_loads() { return {}; }
+    static constexpr auto objective = models::Objective::none;
+    static models::Architecture entry();
+    static BaseModel create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
+        return bert::create_base(c, init, std::move(dropout_rng));
+    }
+};
+
+}  // namespace remat::bert

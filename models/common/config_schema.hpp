@@ -1,0 +1,172 @@
+#pragma once
+// A model's config.json, declared once as a list of fields: each field's HF name, the Config
+// member it fills, what values it takes. One schema reads config.json (messages name the file and
+// the field), validates a Config (messages name the field) and writes it back (private to models/).
+//
+//   const config_json::Schema<Config> schema = config_json::Schema<Config>("GPT-2 config")
+//       .size("vocab_size", &Config::vocab_size, Rule::positive).required()
+//       .real("resid_pdrop", &Config::resid_pdrop, Rule::probability)
+//       .activation("activation_function", &Config::activation_function);
+//
+// Scalars are doubles, so a 0.1 read from a config is written back as 0.1. A field absent from the
+// file (or null, where the field allows it) keeps the value of a default-constructed Config.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/common/config_json.hpp"
+#include "remat/layers/activation.hpp"
+
+namespace remat::config_json {
+
+// What values a field takes beyond its type.
+enum class Rule { any, positive, probability };
+
+template <class C>
+class Schema {
+public:
+    // `what` starts validation messages: "GPT-2 config: n_head must be positive".
+    explicit Schema(std::string what) : what_(std::move(what)) {}
+
+    // A non-negative integer.
+    Schema& size(const char* name, std::size_t C::*member, Rule rule = Rule::any) {
+        Field f{name};
+        f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+                throw ValueError(source + ": " + key + " must be a non-negative integer, got " + shown(v));
+            c.*member = v.template get<std::size_t>();
+        };
+        f.write = [member](const C& c) { return json(c.*member); };
+        if (rule == Rule::positive)
+            f.check = [member, name = std::string(name)](const C& c, const std::string& what) {
+                if (c.*member == 0) throw ValueError(what + ": " + name + " must be positive");
+            };
+        return add(std::move(f));
+    }
+    // A number; absent or null keeps the default.
+    Schema& real(const char* name, double C::*member, Rule rule = Rule::any) {
+        Field f{name};
+        f.nullable = true;
+        f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
+            if (!v.is_number()) throw ValueError(source + ": " + key + " must be a number, got " + shown(v));
+            c.*member = v.template get<double>();
+        };
+        f.write = [member](const C& c) { return json(c.*member); };
+        if (rule != Rule::any)
+            f.check = [member, rule, name = std::string(name)](const C& c, const std::string& what) {
+                const double x = c.*member;
+                if (rule == Rule::positive && !(x > 0)) throw ValueError(what + ": " + name + " must be positive");
+                if (rule == Rule::probability && !(x >= 0 && x <= 1))
+                    throw ValueError(what + ": " + name + " must be in [0, 1]");
+            };
+        return add(std::move(f));
+    }
+    // An activation by HF's name (nn::parse_activation).
+    Schema& activation(const char* name, nn::Activation C::*member) {
+        Field f{name};
+        f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
+            if (!v.is_string()) throw ValueError(source + ": " + key + " must be a string");
+            const auto a = nn::parse_activation(v.get<std::string>());
+            if (!a)
+                throw ValueError(source + ": unsupported " + key + " \"" + v.get<std::string>() + "\" (" +
+                                 nn::activation_names() + ")");
+            c.*member = *a;
+        };
+        f.write = [member](const C& c) { return json(nn::name(c.*member)); };
+        return add(std::move(f));
+    }
+    // A string remat supports only one value of: "position_embedding_type" must be "absolute".
+    Schema& only(const char* name, const char* value) {
+        Field f{name};
+        f.read = [value](C&, const json& v, const std::string& key, const std::string& source) {
+            if (v != value)
+                throw ValueError(source + ": unsupported " + key + " " + shown(v) + " (only \"" + value + "\")");
+        };
+        f.write = [value](const C&) { return json(value); };
+        return add(std::move(f));
+    }
+
+    // Modifiers of the field declared last.
+    Schema& required() { return last().required = true, *this; }
+    Schema& nullable() { return last().nullable = true, *this; }  // null keeps the default
+    Schema& alias(const char* older_name) { return last().aliases.push_back(older_name), *this; }
+    Schema& null_when_zero() {  // written as null when 0 (HF's "n_inner": null)
+        Field& f = last();
+        f.nullable = true;
+        f.write = [write = f.write](const C& c) { return write(c) == json(0) ? json(nullptr) : write(c); };
+        return *this;
+    }
+    // A check across fields, run after the fields' own: throws ValueError(what + ": …").
+    Schema& check(std::function<void(const C&, const std::string& what)> f) { return checks_.push_back(std::move(f)), *this; }
+
+    // The Config config.json text describes: every required field present (in declaration order),
+    // each value of the right kind, then validate(); errors are "<source>: …".
+    C read(const std::string& text, const std::string& source) const {
+        const json j = parse_object(text, source);
+        for (const Field& f : fields_)
+            if (f.required && !find(j, f)) {
+                std::string names = f.name;
+                for (const std::string& a : f.aliases) names += " (or " + a + ")";
+                throw ValueError(source + ": missing field " + names);
+            }
+        C c;
+        for (const Field& f : fields_) {
+            const auto [key, value] = find(j, f);
+            if (!value || (value->is_null() && f.nullable)) continue;
+            f.read(c, *value, key, source);
+        }
+        try {
+            validate(c);
+        } catch (const ValueError& e) {
+            throw ValueError(source + ": " + e.message());
+        }
+        return c;
+    }
+
+    // Throws ValueError "<what>: <field> …" for the first field (or check) a Config fails.
+    void validate(const C& c) const {
+        for (const Field& f : fields_)
+            if (f.check) f.check(c, what_);
+        for (const auto& check : checks_) check(c, what_);
+    }
+
+    // Every field under its name, and its older names.
+    json write(const C& c) const {
+        json j = json::object();
+        for (const Field& f : fields_) {
+            j[f.name] = f.write(c);
+            for (const std::string& a : f.aliases) j[a] = j[f.name];
+        }
+        return j;
+    }
+
+private:
+    struct Field {
+        std::string name;
+        std::vector<std::string> aliases;
+        bool required = false, nullable = false;
+        std::function<void(C&, const json& value, const std::string& key, const std::string& source)> read;
+        std::function<json(const C&)> write;
+        std::function<void(const C&, const std::string& what)> check;
+    };
+    struct Found {
+        std::string key;
+        const json* value = nullptr;
+        explicit operator bool() const { return value != nullptr; }
+    };
+
+    static Found find(const json& j, const Field& f) {
+        if (auto it = j.find(f.name); it != j.end()) return {f.name, &*it};
+        for (const std::string& a : f.aliases)
+            if (auto it = j.find(a); it != j.end()) return {a, &*it};
+        return {};
+    }
+    Schema& add(Field f) { return fields_.push_back(std::move(f)), *this; }
+    Field& last() { return fields_.back(); }
+
+    std::string what_;
+    std::vector<Field> fields_;
+    std::vector<std::function<void(const C&, const std::string&)>> checks_;
+};
+
+}  // namespace remat::config_json

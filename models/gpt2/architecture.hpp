@@ -1,0 +1,37 @@
+#pragma once
+// GPT2LMHeadModel's facts for the architecture table (models/architecture_of.hpp, docs/models.md).
+#include <array>
+#include <string>
+#include <vector>
+
+#include "models/architecture.hpp"
+#include "models/gpt2/gpt2.hpp"
+
+namespace remat::gpt2 {
+
+struct LMHead {
+    using Config = gpt2::Config;
+    static constexpr const char* model_type = "gpt2";
+    static constexpr const char* hf_class = "GPT2LMHeadModel";
+    static std::vector<std::string> also_loads() { return {"GPT2Model"}; }  // the LM head is tied: nothing is missing
+    static constexpr const char* family = "GPT-2";
+    static constexpr auto objective = models::Objective::causal_lm;
+    static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
+    static models::Architecture entry();  // models::architecture_of<LMHead>(), compiled in architecture.cpp
+
+    static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",
+                                                               "n_positions"};
+
+    static Model create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
+        return gpt2::create(c, init, std::move(dropout_rng));
+    }
+    static models::Summary summary(const Config& c);
+    static void set_sizes(Config& c, const models::SizeRequest& r);
+    // input_ids and attention_mask (GPT-2 takes no token types).
+    template <class M>
+    static Var logits(M& model, const models::Inputs& in) {
+        return model(in.input_ids, in.attention_mask);
+    }
+};
+
+}  // namespace remat::gpt2

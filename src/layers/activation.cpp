@@ -1,0 +1,35 @@
+#include "remat/layers/activation.hpp"
+
+namespace remat::nn {
+
+std::optional<Activation> parse_activation(std::string_view name) {
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_new;
+    if (name == "gelu") return Activation::gelu;
+    if (name == "relu") return Activation::relu;
+    if (name == "tanh") return Activation::tanh;
+    return std::nullopt;
+}
+
+const char* name(Activation a) {
+    switch (a) {
+        case Activation::gelu_new: return "gelu_new";
+        case Activation::gelu: return "gelu";
+        case Activation::relu: return "relu";
+        case Activation::tanh: return "tanh";
+    }
+    return "gelu_new";
+}
+
+const char* activation_names() { return "gelu_new, gelu, relu or tanh"; }
+
+Var apply(Activation a, const Var& x) {
+    switch (a) {
+        case Activation::gelu_new: return ops::gelu_tanh(x);
+        case Activation::gelu: return ops::gelu_erf(x);
+        case Activation::relu: return ops::relu(x);
+        case Activation::tanh: return ops::tanh(x);
+    }
+    return ops::gelu_tanh(x);
+}
+
+}  // namespace remat::nn
