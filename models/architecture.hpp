@@ -38,9 +38,9 @@ enum class TokenizerKind {
 
 // A batch, as HF's forward takes it; an absent tensor is default-constructed (0-d).
 struct Inputs {
-    IdTensor input_ids;       // (B, T)
-    IdTensor attention_mask;  // (B, T) of 1/0
-    IdTensor token_type_ids;  // (B, T)
+    IdTensor input_ids{};       // (B, T)
+    IdTensor attention_mask{};  // (B, T) of 1/0
+    IdTensor token_type_ids{};  // (B, T)
 };
 
 // The sizes `remat init` sets and commands print, in each architecture's own fields.
@@ -48,7 +48,7 @@ struct Sizes {
     std::size_t n_layer = 0, n_embd = 0, n_head = 0, vocab_size = 0, n_positions = 0;
 };
 struct SizeRequest {  // what the user gave; the rest keep the architecture's defaults
-    std::optional<std::size_t> n_layer, n_embd, n_head, vocab_size, n_positions;
+    std::optional<std::size_t> n_layer{}, n_embd{}, n_head{}, vocab_size{}, n_positions{};
 };
 
 // A configuration's facts, read from its config.json.
@@ -86,27 +86,27 @@ public:
 
 // One table entry. Configs travel as config.json text: the entry parses them itself.
 struct Architecture {
-    std::string model_type;               // HF's model_type: "gpt2"
-    std::string hf_class;                 // the class this entry builds: "GPT2LMHeadModel"
-    std::vector<std::string> also_loads;  // other classes of model_type whose checkpoints it loads
-    std::string family;                   // for people: "GPT-2"
+    std::string model_type{};               // HF's model_type: "gpt2"
+    std::string hf_class{};                 // the class this entry builds: "GPT2LMHeadModel"
+    std::vector<std::string> also_loads{};  // other classes of model_type whose checkpoints it loads
+    std::string family{};                   // for people: "GPT-2"
     Objective objective = Objective::none;
     TokenizerKind tokenizer = TokenizerKind::none;
-    Sizes default_sizes;                     // a default config's sizes
-    std::array<std::string, 5> size_fields;  // the config fields behind Sizes, in its order: "n_layer", …
+    Sizes default_sizes{};                     // a default config's sizes
+    std::array<std::string, 5> size_fields{};  // the config fields behind Sizes, in its order: "n_layer", …
 
     // Checks config.json text (ValueError "<source>: <field> …"); returns nothing.
-    std::function<void(const std::string& text, const std::string& source)> check_config;
+    std::function<void(const std::string& text, const std::string& source)> check_config{};
     // The fields remat reads, as a JSON object text (for `remat info`).
-    std::function<std::string(const std::string& config)> fields;
-    std::function<Summary(const std::string& config)> summary;
+    std::function<std::string(const std::string& config)> fields{};
+    std::function<Summary(const std::string& config)> summary{};
     // A default config with the requested sizes, validated (ValueError naming the field).
-    std::function<std::string(const SizeRequest& sizes)> config_with;
+    std::function<std::string(const SizeRequest& sizes)> config_with{};
     // A model initialised as HF initialises one (from `init`), checkpointed by `policy` (`none`
     // leaves every block plain), its dropouts drawing from dropout_rng (the shared default if null).
     std::function<std::unique_ptr<Model>(const std::string& config, Generator& init,
                                          std::shared_ptr<Generator> dropout_rng, const Policy& policy)>
-        create;
+        create{};
 };
 
 // The table: the built-in architectures, then those registered, in order.

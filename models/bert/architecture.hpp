@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/architecture.hpp"
+#include "models/pretrained.hpp"
 #include "models/bert/bert.hpp"
 
 namespace remat::bert {
@@ -48,5 +49,11 @@ struct Base : Facts {
         return bert::create_base(c, init, std::move(dropout_rng));
     }
 };
+
+// models::from_pretrained<MaskedLM>, under its earlier name. Warnings (e.g. the pooler and next-sentence head a masked-LM model does not use) go to `report`.
+inline Model from_pretrained(const std::filesystem::path& dir, hf::LoadReport* report = nullptr,
+                             std::shared_ptr<Generator> dropout_rng = nullptr) {
+    return models::from_pretrained<MaskedLM>(dir, report, std::move(dropout_rng));
+}
 
 }  // namespace remat::bert

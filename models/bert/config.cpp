@@ -4,12 +4,11 @@
 
 namespace remat::bert {
 
-namespace {
 using namespace config_json;
 
-const Schema<Config>& schema() {
+const Schema<Config>& Config::schema() {
     static const Schema<Config> s =
-        Schema<Config>("BERT config")
+        Schema<Config>("BERT config", "bert", "BertForMaskedLM")
             .size("vocab_size", &Config::vocab_size, Rule::positive).required()
             .size("hidden_size", &Config::hidden_size, Rule::positive).required()
             .size("num_hidden_layers", &Config::num_hidden_layers).required()
@@ -32,25 +31,7 @@ const Schema<Config>& schema() {
             });
     return s;
 }
-}  // namespace
-
-void Config::validate() const { schema().validate(*this); }
-
-Config Config::from_json(const std::string& text, const std::string& source) { return schema().read(text, source); }
-
-Config Config::from_file(const std::filesystem::path& path) { return from_json(read_file(path), path.string()); }
-
-std::string Config::to_json() const {
-    json j = schema().write(*this);
-    j["model_type"] = "bert";
-    j["architectures"] = {"BertForMaskedLM"};
-    return j.dump(2) + "\n";
-}
-
-std::string Config::fields_json() const {
-    json j = schema().write(*this);
-    j["model_type"] = "bert";
-    return j.dump();
-}
 
 }  // namespace remat::bert
+
+template struct remat::models::ConfigFile<remat::bert::Config>;

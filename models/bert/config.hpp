@@ -1,16 +1,18 @@
 #pragma once
-// BERT's configuration, with HuggingFace's config.json names (BertConfig).
+// BERT's configuration, with HuggingFace's config.json names (BertConfig). Reading, validating and
+// writing it (from_json, from_file, validate, to_json) come from models::ConfigFile.
 #include <cstddef>
-#include <filesystem>
-#include <string>
 
+#include "models/common/config_file.hpp"
 #include "remat/layers/activation.hpp"
 
 namespace remat::bert {
 
 using Activation = nn::Activation;  // HF's hidden_act ("gelu" is the exact erf GELU)
 
-struct Config {
+// vocab_size, hidden_size, num_hidden_layers, num_attention_heads and intermediate_size are required
+// in a config.json; only position_embedding_type "absolute" is supported.
+struct Config : models::ConfigFile<Config> {
     std::size_t vocab_size = 30522;
     std::size_t hidden_size = 768;
     std::size_t num_hidden_layers = 12;
@@ -24,16 +26,8 @@ struct Config {
     double initializer_range = 0.02;
     std::size_t pad_token_id = 0;
 
-    // Throws ValueError naming the field (hidden_size not divisible by the heads, zero sizes, p outside [0, 1]).
-    void validate() const;
-    // From config.json text; `source` names the file in messages. vocab_size, hidden_size,
-    // num_hidden_layers, num_attention_heads and intermediate_size are required; the rest default as
-    // in HF. Only position_embedding_type "absolute" is supported.
-    static Config from_json(const std::string& text, const std::string& source = "config.json");
-    static Config from_file(const std::filesystem::path& path);
-    std::string to_json() const;
-    // The fields remat reads, as a JSON object (for `remat info`).
-    std::string fields_json() const;
+    // The fields, their rules (hidden_size divisible by the heads, sizes positive, p in [0, 1]): config.cpp.
+    static const config_json::Schema<Config>& schema();
 };
 
 }  // namespace remat::bert

@@ -3,7 +3,7 @@
 // member it fills, what values it takes. One schema reads config.json (messages name the file and
 // the field), validates a Config (messages name the field) and writes it back (private to models/).
 //
-//   const config_json::Schema<Config> schema = config_json::Schema<Config>("GPT-2 config")
+//   const config_json::Schema<Config> schema = config_json::Schema<Config>("GPT-2 config", "gpt2", "GPT2LMHeadModel")
 //       .size("vocab_size", &Config::vocab_size, Rule::positive).required()
 //       .real("resid_pdrop", &Config::resid_pdrop, Rule::probability)
 //       .activation("activation_function", &Config::activation_function);
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/config_file.hpp"
 #include "models/common/config_json.hpp"
 #include "remat/layers/activation.hpp"
 
@@ -25,8 +26,10 @@ enum class Rule { any, positive, probability };
 template <class C>
 class Schema {
 public:
-    // `what` starts validation messages: "GPT-2 config: n_head must be positive".
-    explicit Schema(std::string what) : what_(std::move(what)) {}
+    // `what` starts validation messages: "GPT-2 config: n_head must be positive". model_type and the
+    // HF class are written into config.json.
+    Schema(std::string what, std::string model_type, std::string hf_class)
+        : what_(std::move(what)), model_type_(std::move(model_type)), hf_class_(std::move(hf_class)) {}
 
     // A non-negative integer.
     Schema& size(const char* name, std::size_t C::*member, Rule rule = Rule::any) {
@@ -86,6 +89,11 @@ public:
         return add(std::move(f));
     }
 
+    // A field only written, computed from the others: HF's "bos_token_id".
+    Schema& computed(const char* name, std::function<json(const C&)> value) {
+        return computed_.emplace_back(name, std::move(value)), *this;
+    }
+
     // Modifiers of the field declared last.
     Schema& required() { return last().required = true, *this; }
     Schema& nullable() { return last().nullable = true, *this; }  // null keeps the default
@@ -130,24 +138,32 @@ public:
         for (const auto& check : checks_) check(c, what_);
     }
 
-    // Every field under its name, and its older names.
-    json write(const C& c) const {
-        json j = json::object();
-        for (const Field& f : fields_) {
-            j[f.name] = f.write(c);
+    // config.json: every field under its name and its older names, the computed ones, model_type
+    // and architectures.
+    std::string to_json(const C& c) const {
+        json j = fields(c);
+        for (const Field& f : fields_)
             for (const std::string& a : f.aliases) j[a] = j[f.name];
-        }
+        for (const auto& [name, value] : computed_) j[name] = value(c);
+        j["architectures"] = {hf_class_};
+        return j.dump(2) + "\n";
+    }
+    // The fields remat reads, and model_type.
+    json fields(const C& c) const {
+        json j = json::object();
+        for (const Field& f : fields_) j[f.name] = f.write(c);
+        j["model_type"] = model_type_;
         return j;
     }
 
 private:
     struct Field {
         std::string name;
-        std::vector<std::string> aliases;
+        std::vector<std::string> aliases{};
         bool required = false, nullable = false;
-        std::function<void(C&, const json& value, const std::string& key, const std::string& source)> read;
-        std::function<json(const C&)> write;
-        std::function<void(const C&, const std::string& what)> check;
+        std::function<void(C&, const json& value, const std::string& key, const std::string& source)> read{};
+        std::function<json(const C&)> write{};
+        std::function<void(const C&, const std::string& what)> check{};
     };
     struct Found {
         std::string key;
@@ -164,9 +180,35 @@ private:
     Schema& add(Field f) { return fields_.push_back(std::move(f)), *this; }
     Field& last() { return fields_.back(); }
 
-    std::string what_;
+    std::string what_, model_type_, hf_class_;
     std::vector<Field> fields_;
+    std::vector<std::pair<std::string, std::function<json(const C&)>>> computed_;
     std::vector<std::function<void(const C&, const std::string&)>> checks_;
 };
 
 }  // namespace remat::config_json
+
+namespace remat::models {
+
+template <class C>
+C ConfigFile<C>::from_json(const std::string& text, const std::string& source) {
+    return C::schema().read(text, source);
+}
+template <class C>
+C ConfigFile<C>::from_file(const std::filesystem::path& path) {
+    return from_json(config_json::read_file(path), path.string());
+}
+template <class C>
+void ConfigFile<C>::validate() const {
+    C::schema().validate(static_cast<const C&>(*this));
+}
+template <class C>
+std::string ConfigFile<C>::to_json() const {
+    return C::schema().to_json(static_cast<const C&>(*this));
+}
+template <class C>
+std::string ConfigFile<C>::fields_json() const {
+    return C::schema().fields(static_cast<const C&>(*this)).dump();
+}
+
+}  // namespace remat::models

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/architecture.hpp"
+#include "models/pretrained.hpp"
 #include "models/gpt2/gpt2.hpp"
 
 namespace remat::gpt2 {
@@ -33,5 +34,11 @@ struct LMHead {
         return model(in.input_ids, in.attention_mask);
     }
 };
+
+// models::from_pretrained<LMHead>, under its earlier name.
+inline Model from_pretrained(const std::filesystem::path& dir, hf::LoadReport* report = nullptr,
+                             std::shared_ptr<Generator> dropout_rng = nullptr) {
+    return models::from_pretrained<LMHead>(dir, report, std::move(dropout_rng));
+}
 
 }  // namespace remat::gpt2

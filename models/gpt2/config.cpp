@@ -6,12 +6,11 @@
 
 namespace remat::gpt2 {
 
-namespace {
 using namespace config_json;
 
-const Schema<Config>& schema() {
+const Schema<Config>& Config::schema() {
     static const Schema<Config> s =
-        Schema<Config>("GPT-2 config")
+        Schema<Config>("GPT-2 config", "gpt2", "GPT2LMHeadModel")
             .size("vocab_size", &Config::vocab_size, Rule::positive).required()
             .size("n_embd", &Config::n_embd, Rule::positive).required()
             .size("n_layer", &Config::n_layer).required()
@@ -24,6 +23,9 @@ const Schema<Config>& schema() {
             .real("layer_norm_epsilon", &Config::layer_norm_epsilon, Rule::positive)
             .real("initializer_range", &Config::initializer_range)
             .activation("activation_function", &Config::activation_function)
+            // HF's <|endoftext|> is id 50256; a smaller (byte-level) vocabulary ends at vocab_size - 1.
+            .computed("bos_token_id", [](const Config& c) { return json(std::min<std::size_t>(50256, c.vocab_size - 1)); })
+            .computed("eos_token_id", [](const Config& c) { return json(std::min<std::size_t>(50256, c.vocab_size - 1)); })
             .check([](const Config& c, const std::string& what) {
                 if (c.n_embd % c.n_head != 0)
                     throw ValueError(what + ": n_embd = " + std::to_string(c.n_embd) + " is not divisible by n_head = " +
@@ -31,28 +33,7 @@ const Schema<Config>& schema() {
             });
     return s;
 }
-}  // namespace
-
-void Config::validate() const { schema().validate(*this); }
-
-Config Config::from_json(const std::string& text, const std::string& source) { return schema().read(text, source); }
-
-Config Config::from_file(const std::filesystem::path& path) { return from_json(read_file(path), path.string()); }
-
-std::string Config::to_json() const {
-    json j = schema().write(*this);
-    j["model_type"] = "gpt2";
-    j["architectures"] = {"GPT2LMHeadModel"};
-    // HF's <|endoftext|> is id 50256; a smaller (byte-level) vocabulary ends at vocab_size - 1.
-    j["bos_token_id"] = j["eos_token_id"] = std::min<std::size_t>(50256, vocab_size - 1);
-    return j.dump(2) + "\n";
-}
-
-std::string Config::fields_json() const {
-    json j = schema().write(*this);
-    j.erase("n_ctx");  // read only when n_positions is absent
-    j["model_type"] = "gpt2";
-    return j.dump();
-}
 
 }  // namespace remat::gpt2
+
+template struct remat::models::ConfigFile<remat::gpt2::Config>;

@@ -1,16 +1,17 @@
 #pragma once
-// GPT-2's configuration, with HuggingFace's config.json names (GPT2Config).
+// GPT-2's configuration, with HuggingFace's config.json names (GPT2Config). Reading, validating and
+// writing it (from_json, from_file, validate, to_json) come from models::ConfigFile.
 #include <cstddef>
-#include <filesystem>
-#include <string>
 
+#include "models/common/config_file.hpp"
 #include "remat/layers/activation.hpp"
 
 namespace remat::gpt2 {
 
 using Activation = nn::Activation;  // HF's activation_function
 
-struct Config {
+// vocab_size, n_embd, n_layer, n_head and n_positions (or n_ctx) are required in a config.json.
+struct Config : models::ConfigFile<Config> {
     std::size_t vocab_size = 50257;
     std::size_t n_positions = 1024;  // old checkpoints: n_ctx
     std::size_t n_embd = 768;
@@ -23,17 +24,8 @@ struct Config {
     double initializer_range = 0.02;
 
     std::size_t inner() const { return n_inner ? n_inner : 4 * n_embd; }
-    // Throws ValueError naming the field: n_embd not divisible by n_head, a zero size, p outside [0, 1].
-    void validate() const;
-
-    // From config.json text; `source` names the file in messages. The structural fields (vocab_size,
-    // n_embd, n_layer, n_head, n_positions or n_ctx) are required; the others default as in HF.
-    static Config from_json(const std::string& text, const std::string& source = "config.json");
-    static Config from_file(const std::filesystem::path& path);
-    // config.json text that HuggingFace transformers can load.
-    std::string to_json() const;
-    // The fields remat reads, as a JSON object (for `remat info`).
-    std::string fields_json() const;
+    // The fields, their rules (n_embd divisible by n_head, sizes positive, p in [0, 1]): config.cpp.
+    static const config_json::Schema<Config>& schema();
 };
 
 }  // namespace remat::gpt2

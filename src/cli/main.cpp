@@ -150,7 +150,7 @@ int main_with_exceptions(int argc, char** argv) {
     init->footer(
         "Weights are drawn as HuggingFace initialises each architecture (its _init_weights), from --seed. Unset\n"
         "sizes keep HF's defaults; each size sets the architecture's own config field.\n"
-        "\n" + architecture_lines([&](const auto& a) { return &a == &remat::cli::architecture_for_init(a.model_type); }) +
+        "\nArchitectures it writes (--arch):\n" + architecture_lines([&](const auto& a) { return &a == &remat::cli::architecture_for_init(a.model_type); }) +
         "\n"
         "Example:\n"
         "  remat init tiny --arch " + first_type + " --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128 --seed 1");

@@ -22,14 +22,4 @@ const char* name(Activation a) {
 
 const char* activation_names() { return "gelu_new, gelu, relu or tanh"; }
 
-Var apply(Activation a, const Var& x) {
-    switch (a) {
-        case Activation::gelu_new: return ops::gelu_tanh(x);
-        case Activation::gelu: return ops::gelu_erf(x);
-        case Activation::relu: return ops::relu(x);
-        case Activation::tanh: return ops::tanh(x);
-    }
-    return ops::gelu_tanh(x);
-}
-
 }  // namespace remat::nn

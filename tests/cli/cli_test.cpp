@@ -743,3 +743,30 @@ TEST_CASE("each command's help") {
         for (const std::string& flag : flags) CHECK(r.out.find(flag) != std::string::npos);
     }
 }
+
+TEST_CASE("the help lists the architectures of the table") {
+    const std::string gpt2 = "\n  gpt2  GPT2LMHeadModel (GPT-2, causal LM; also loads GPT2Model)\n";
+    const std::string bert_mlm = "\n  bert  BertForMaskedLM (BERT, masked LM)\n";
+    const std::string bert_base = "\n  bert  BertModel (BERT, no head)\n";
+    const auto has = [](const Result& r, const std::string& text) { return r.out.find(text) != std::string::npos; };
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"}, {"info", "--help"}, {"run", "--help"}}) {
+        CAPTURE(args[0]);
+        const Result r = run_remat(args);
+        CHECK(r.code == 0);
+        CHECK(has(r, gpt2));
+        CHECK(has(r, bert_mlm));
+        CHECK(has(r, bert_base));
+    }
+    for (const char* command : {"train", "demo"}) {  // causal LMs only
+        CAPTURE(command);
+        const Result r = run_remat({command, "--help"});
+        CHECK(has(r, gpt2));
+        CHECK(!has(r, bert_mlm));
+    }
+    const Result init = run_remat({"init", "--help"});  // what --arch takes: one class per model_type
+    CHECK(has(init, gpt2));
+    CHECK(has(init, bert_mlm));
+    CHECK(!has(init, bert_base));
+    CHECK(has(init, "--arch ARCH REQUIRED        The model_type: gpt2 (GPT2LMHeadModel), bert (BertForMaskedLM)"));
+    CHECK(has(init, "n_layer (gpt2), num_hidden_layers (bert); default: 12 (gpt2), 12 (bert)"));
+}

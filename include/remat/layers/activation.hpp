@@ -45,6 +45,14 @@ const char* name(Activation a);
 // "gelu_new, gelu, relu or tanh": for messages that list the accepted names.
 const char* activation_names();
 // The activation applied element-wise.
-Var apply(Activation a, const Var& x);
+inline Var apply(Activation a, const Var& x) {
+    switch (a) {
+        case Activation::gelu_new: return ops::gelu_tanh(x);
+        case Activation::gelu: return ops::gelu_erf(x);
+        case Activation::relu: return ops::relu(x);
+        case Activation::tanh: return ops::tanh(x);
+    }
+    return ops::gelu_tanh(x);
+}
 
 }  // namespace remat::nn

@@ -1,0 +1,98 @@
+#include "tests/models/toy/toy.hpp"
+
+#include "models/architecture_of.hpp"
+#include "models/common/config_schema.hpp"
+#include "remat/ops.hpp"
+
+namespace toy {
+
+using namespace config_json;
+
+const Schema<Config>& Config::schema() {
+    static const Schema<Config> s = Schema<Config>("toy config", "toy", "ToyLMHeadModel")
+                                        .size("vocab_size", &Config::vocab_size, Rule::positive).required()
+                                        .size("n_embd", &Config::n_embd, Rule::positive).required()
+                                        .size("n_layer", &Config::n_layer).required()
+                                        .size("n_head", &Config::n_head, Rule::positive)
+                                        .size("n_positions", &Config::n_positions, Rule::positive)
+                                        .real("dropout", &Config::dropout, Rule::probability)
+                                        .real("initializer_range", &Config::initializer_range)
+                                        .activation("activation", &Config::activation)
+                                        .check([](const Config& c, const std::string& what) {
+                                            if (c.n_embd % c.n_head != 0)
+                                                throw ValueError(what + ": n_embd must divide by n_head");
+                                        });
+    return s;
+}
+
+Var Block::operator()(const Var& x) const {
+    Var a = nn::self_attention(nn::call("qkv", qkv, x), n_head, {.causal = true}, nullptr);
+    return x + drop(nn::call("proj", proj, nn::apply(act, a)));
+}
+
+template <class B>
+const hf::Naming& ToyLMHeadModel<B>::hf_naming() {
+    static const hf::Naming naming{"toy.", {"tied_head.weight"}, {".rotary_cache"}};
+    return naming;
+}
+template const hf::Naming& ToyLMHeadModel<Block>::hf_naming();
+template const hf::Naming& ToyLMHeadModel<Checkpointed<Block>>::hf_naming();
+
+template <class B>
+Var ToyLMHeadModel<B>::embed(const IdTensor& ids) const {
+    const std::size_t T = ids.shape()[1];
+    IdTensor positions = IdTensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
+    return nn::call("wte", wte, ids) + nn::call("wpe", wpe, positions);
+}
+template <class B>
+Var ToyLMHeadModel<B>::loss(const Var& logits, const IdTensor& labels) const {
+    const std::size_t B_ = labels.shape()[0], T = labels.shape()[1];
+    IdTensor targets = IdTensor::from_shape({B_, T});
+    for (std::size_t b = 0; b < B_; ++b) {
+        for (std::size_t t = 0; t + 1 < T; ++t) targets(b, t) = labels(b, t + 1);
+        targets(b, T - 1) = -100;
+    }
+    return ops::cross_entropy(logits, targets, -100);
+}
+template struct ToyLMHeadModel<Block>;
+template struct ToyLMHeadModel<Checkpointed<Block>>;
+
+Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
+    const auto std_ = static_cast<float>(c.initializer_range);
+    auto wte = nn::Embedding::create(c.vocab_size, c.n_embd, init, std_);
+    auto wpe = nn::Embedding::create(c.n_positions, c.n_embd, init, std_);
+    std::vector<Block> h;
+    for (std::size_t i = 0; i < c.n_layer; ++i) {
+        auto qkv = nn::Linear::create(c.n_embd, 3 * c.n_embd, init);
+        auto proj = nn::Linear::create(c.n_embd, c.n_embd, init);
+        h.push_back(Block{std::move(qkv), std::move(proj), nn::Dropout::create(static_cast<float>(c.dropout), rng),
+                          c.activation, c.n_head});
+    }
+    auto head = nn::Linear::create(c.n_embd, c.vocab_size, init, false);
+    return Model{std::move(wte), std::move(wpe), std::move(h), std::move(head)};
+}
+
+models::Summary Facts::summary(const Config& c) {
+    return {{c.n_layer, c.n_embd, c.n_head, c.vocab_size, c.n_positions}, 0, c.dropout};
+}
+
+void Facts::set_sizes(Config& c, const models::SizeRequest& r) {
+    if (r.n_layer) c.n_layer = *r.n_layer;
+    if (r.n_embd) c.n_embd = *r.n_embd;
+    if (r.n_head) c.n_head = *r.n_head;
+    if (r.vocab_size) c.vocab_size = *r.vocab_size;
+    if (r.n_positions) c.n_positions = *r.n_positions;
+}
+
+void register_once() {
+    static const bool done = [] {
+        models::register_architecture(models::architecture_of<Facts>());
+        return true;
+    }();
+    (void)done;
+}
+
+}  // namespace toy
+
+template struct remat::models::ConfigFile<toy::Config>;
