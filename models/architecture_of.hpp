@@ -57,6 +57,15 @@ Config parse(const std::string& text) {
 
 }  // namespace detail
 
+// The five members of a Config behind Sizes (n_layer, n_embd, n_head, vocab_size, n_positions).
+template <class C>
+using SizeMembers = std::array<std::size_t C::*, 5>;
+
+template <class C>
+Sizes sizes_of(const C& c, const SizeMembers<C>& m) {
+    return {c.*m[0], c.*m[1], c.*m[2], c.*m[3], c.*m[4]};
+}
+
 template <class Facts>
 Architecture architecture_of() {
     using Config = typename Facts::Config;
@@ -67,14 +76,18 @@ Architecture architecture_of() {
     a.family = Facts::family;
     a.objective = Facts::objective;
     a.tokenizer = Facts::tokenizer;
-    a.default_sizes = Facts::summary(Config{}).sizes;
+    a.default_sizes = sizes_of(Config{}, Facts::size_members);
     for (std::size_t i = 0; i < a.size_fields.size(); ++i) a.size_fields[i] = Facts::size_fields[i];
     a.check_config = [](const std::string& text, const std::string& source) { (void)Config::from_json(text, source); };
     a.fields = [](const std::string& text) { return detail::parse<Config>(text).fields_json(); };
     a.summary = [](const std::string& text) { return Facts::summary(detail::parse<Config>(text)); };
     a.config_with = [](const SizeRequest& request) {
         Config c;
-        Facts::set_sizes(c, request);
+        const std::optional<std::size_t> requested[] = {request.n_layer, request.n_embd, request.n_head,
+                                                        request.vocab_size, request.n_positions};
+        for (std::size_t i = 0; i < 5; ++i)
+            if (requested[i]) c.*Facts::size_members[i] = *requested[i];
+        if constexpr (requires { Facts::resized(c, request); }) Facts::resized(c, request);
         c.validate();
         return c.to_json();
     };

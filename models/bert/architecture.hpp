@@ -20,9 +20,14 @@ struct Facts {
     static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size",
                                                                "num_attention_heads", "vocab_size",
                                                                "max_position_embeddings"};
-    static models::Summary summary(const Config& c);
-    // --n-embd sets hidden_size and intermediate_size = 4x, BERT's ratio (3072 = 4·768).
-    static void set_sizes(Config& c, const models::SizeRequest& r);
+    static constexpr std::array<std::size_t Config::*, 5> size_members = {
+        &Config::num_hidden_layers, &Config::hidden_size, &Config::num_attention_heads, &Config::vocab_size,
+        &Config::max_position_embeddings};
+    static models::Summary summary(const Config& c);  // sizes, type_vocab_size, hidden_dropout_prob
+    // --n-embd also sets intermediate_size = 4x, BERT's ratio (3072 = 4·768).
+    static void resized(Config& c, const models::SizeRequest& r) {
+        if (r.n_embd) c.intermediate_size = 4 * c.hidden_size;
+    }
     template <class M>
     static Var logits(M& model, const models::Inputs& in) {
         return model(Inputs{in.input_ids, in.token_type_ids, in.attention_mask});

@@ -20,14 +20,16 @@ struct LMHead {
     static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
     static models::Architecture entry();  // models::architecture_of<LMHead>(), compiled in architecture.cpp
 
+    // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.
     static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",
                                                                "n_positions"};
+    static constexpr std::array<std::size_t Config::*, 5> size_members = {
+        &Config::n_layer, &Config::n_embd, &Config::n_head, &Config::vocab_size, &Config::n_positions};
 
     static Model create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
         return gpt2::create(c, init, std::move(dropout_rng));
     }
-    static models::Summary summary(const Config& c);
-    static void set_sizes(Config& c, const models::SizeRequest& r);
+    static models::Summary summary(const Config& c);  // sizes, no token types, resid_pdrop
     // input_ids and attention_mask (GPT-2 takes no token types).
     template <class M>
     static Var logits(M& model, const models::Inputs& in) {

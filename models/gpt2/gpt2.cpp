@@ -80,18 +80,11 @@ Var lm_head(const nn::Embedding& wte, const Var& hidden) {
 }
 
 Var shifted_loss(const Var& logits, const IdTensor& labels) {
-    if (logits.dim() != 3 || labels.dimension() != 2 || labels.shape()[0] != logits.shape()[0] ||
-        labels.shape()[1] != logits.shape()[1])
-        throw ShapeError("GPT2LMHeadModel loss: labels " + to_string(Shape(labels.shape().begin(), labels.shape().end())) +
-                         " do not match logits " + to_string(logits.shape()));
-    // Position t predicts token t + 1; the last position predicts nothing.
-    const std::size_t B = labels.shape()[0], T = labels.shape()[1];
-    IdTensor targets = IdTensor::from_shape({B, T});
-    for (std::size_t b = 0; b < B; ++b) {
-        for (std::size_t t = 0; t + 1 < T; ++t) targets(b, t) = labels(b, t + 1);
-        targets(b, T - 1) = -100;
+    try {
+        return ops::next_token_cross_entropy(logits, labels);
+    } catch (const ShapeError& e) {
+        throw ShapeError("GPT2LMHeadModel loss: " + e.message().substr(e.message().find("labels")));
     }
-    return ops::cross_entropy(logits, targets, -100);
 }
 
 }  // namespace remat::gpt2

@@ -99,4 +99,19 @@ Var mse(const Var& prediction, const Var& target) {
     });
 }
 
+Var next_token_cross_entropy(const Var& logits, const IdTensor& labels, std::int64_t ignore_index) {
+    const Shape label_shape(labels.shape().begin(), labels.shape().end());
+    if (logits.dim() != 3 || label_shape.size() != 2 || label_shape[0] != logits.shape()[0] ||
+        label_shape[1] != logits.shape()[1])
+        throw ShapeError("next-token cross-entropy: labels " + to_string(label_shape) + " do not match logits " +
+                         to_string(logits.shape()));
+    const std::size_t B = label_shape[0], T = label_shape[1];
+    IdTensor targets = IdTensor::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t t = 0; t + 1 < T; ++t) targets(b, t) = labels(b, t + 1);
+        targets(b, T - 1) = ignore_index;
+    }
+    return cross_entropy(logits, targets, ignore_index);
+}
+
 }  // namespace remat::ops

@@ -4,8 +4,6 @@
 // training step, save again).
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -14,33 +12,21 @@
 #include "remat/ad/tape.hpp"
 #include "remat/hf/safetensors.hpp"
 #include "tests/models/toy/toy.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("remat-arch-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    static int& counter() {
-        static int n = 0;
-        return n;
-    }
-};
+using test::TempDir;
+using test::same_bits;
 
 std::string read_bytes(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 const std::string& hf_class_for(const std::string& config) { return models::find_for_config(config, "config.json").hf_class; }

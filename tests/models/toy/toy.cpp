@@ -47,13 +47,7 @@ Var ToyLMHeadModel<B>::embed(const IdTensor& ids) const {
 }
 template <class B>
 Var ToyLMHeadModel<B>::loss(const Var& logits, const IdTensor& labels) const {
-    const std::size_t B_ = labels.shape()[0], T = labels.shape()[1];
-    IdTensor targets = IdTensor::from_shape({B_, T});
-    for (std::size_t b = 0; b < B_; ++b) {
-        for (std::size_t t = 0; t + 1 < T; ++t) targets(b, t) = labels(b, t + 1);
-        targets(b, T - 1) = -100;
-    }
-    return ops::cross_entropy(logits, targets, -100);
+    return ops::next_token_cross_entropy(logits, labels);
 }
 template struct ToyLMHeadModel<Block>;
 template struct ToyLMHeadModel<Checkpointed<Block>>;
@@ -73,17 +67,7 @@ Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
     return Model{std::move(wte), std::move(wpe), std::move(h), std::move(head)};
 }
 
-models::Summary Facts::summary(const Config& c) {
-    return {{c.n_layer, c.n_embd, c.n_head, c.vocab_size, c.n_positions}, 0, c.dropout};
-}
-
-void Facts::set_sizes(Config& c, const models::SizeRequest& r) {
-    if (r.n_layer) c.n_layer = *r.n_layer;
-    if (r.n_embd) c.n_embd = *r.n_embd;
-    if (r.n_head) c.n_head = *r.n_head;
-    if (r.vocab_size) c.vocab_size = *r.vocab_size;
-    if (r.n_positions) c.n_positions = *r.n_positions;
-}
+models::Summary Facts::summary(const Config& c) { return {models::sizes_of(c, size_members), 0, c.dropout}; }
 
 void register_once() {
     static const bool done = [] {

@@ -64,11 +64,12 @@ struct Facts {
     static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
     static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",
                                                                "n_positions"};
+    static constexpr std::array<std::size_t Config::*, 5> size_members = {
+        &Config::n_layer, &Config::n_embd, &Config::n_head, &Config::vocab_size, &Config::n_positions};
     static Model create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
         return toy::create(c, init, std::move(dropout_rng));
     }
     static models::Summary summary(const Config& c);
-    static void set_sizes(Config& c, const models::SizeRequest& r);
     template <class M>
     static Var logits(M& model, const models::Inputs& in) {
         return model(in.input_ids);
