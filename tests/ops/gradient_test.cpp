@@ -97,6 +97,8 @@ TEST_CASE("gradients at ties, bounds and NaN follow torch") {
     }
     SUBCASE("maximum and minimum split a tie half and half; NaN sends the gradient to both") {
         const Tensor a = values({1, 2, 3, nan, 1}, {5}), b = values({1, 1, 4, 1, nan}, {5});
+        CHECK(same_values(ops::maximum(Var(a), Var(b)).value(), values({1, 2, 4, nan, nan}, {5})));
+        CHECK(same_values(ops::minimum(Var(a), Var(b)).value(), values({1, 1, 3, nan, nan}, {5})));
         auto g = grads_of_sum({a, b}, [](const auto& v) { return ops::maximum(v[0], v[1]); });
         CHECK(same_values(g[0], values({0.5f, 1, 0, 1, 1}, {5})));
         CHECK(same_values(g[1], values({0.5f, 0, 1, 1, 1}, {5})));
