@@ -7,6 +7,7 @@
 #include "remat/ops/embedding.hpp"
 #include "remat/ops/linalg.hpp"
 #include "remat/ops/loss.hpp"
+#include "remat/ops/math.hpp"
 #include "remat/ops/norm.hpp"
 #include "remat/ops/reduce.hpp"
 #include "remat/ops/shape.hpp"

@@ -16,14 +16,9 @@ constexpr float gelu_cubic = 0.044715f;
 constexpr float inv_sqrt_2 = 0.7071067811865476f;
 constexpr float inv_sqrt_2pi = 0.3989422804014327f;
 
-// Records y = f(x); accumulate(x, y, dy, dx) adds dy · f'(x) into dx.
 template <class Accumulate>
 Var unary(Tensor y, const Var& x, Accumulate accumulate) {
-    if (!ad::should_record(x)) return Var(std::move(y));
-    auto xv = x.shared_value();
-    auto yv = share(std::move(y));
-    return ad::record(ad::OpKind::activation, yv, {x},
-                      [xv, yv, accumulate](const Tensor& dy, ad::Grads& g) { accumulate(*xv, *yv, dy, g[0]); });
+    return record_unary(ad::OpKind::activation, std::move(y), x, std::move(accumulate));
 }
 }  // namespace
 
@@ -78,6 +73,13 @@ Var tanh(const Var& x) {
     Tensor y = xt::tanh(x.value());
     return unary(std::move(y), x, [](const Tensor&, const Tensor& y, const Tensor& dy, Tensor& dx) {
         xt::noalias(dx) += dy * (1.0f - y * y);
+    });
+}
+
+Var sigmoid(const Var& x) {
+    Tensor y = 1.0f / (1.0f + xt::exp(-x.value()));
+    return unary(std::move(y), x, [](const Tensor&, const Tensor& y, const Tensor& dy, Tensor& dx) {
+        xt::noalias(dx) += dy * (1.0f - y) * y;
     });
 }
 

@@ -24,6 +24,15 @@ inline void require_rank_at_least(const char* op, const Var& x, std::size_t rank
                          to_string(x.shape()));
 }
 
+// Records y = f(x) for a same-shape element-wise f; accumulate(x, y, dy, dx) adds dy · f'(x) into dx.
+template <class Accumulate>
+Var record_unary(ad::OpKind kind, Tensor y, const Var& x, Accumulate accumulate) {
+    if (!ad::should_record(x)) return Var(std::move(y));
+    auto xv = x.shared_value();
+    auto yv = share(std::move(y));
+    return ad::record(kind, yv, {x}, [xv, yv, accumulate](const Tensor& dy, ad::Grads& g) { accumulate(*xv, *yv, dy, g[0]); });
+}
+
 // Selective checkpointing: the output the region's forward kept for this op, or a fresh one.
 template <class Compute>
 std::shared_ptr<const Tensor> kept_or_compute(ad::OpKind kind, const Shape& shape, Compute&& compute) {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "remat/remat.hpp"
@@ -77,6 +78,18 @@ std::vector<Tensor> run(const json& c) {
     if (op == "gelu_erf") return one(ops::gelu_erf(input(c, "x")));
     if (op == "relu") return one(ops::relu(input(c, "x")));
     if (op == "tanh") return one(ops::tanh(input(c, "x")));
+    if (op == "sigmoid") return one(ops::sigmoid(input(c, "x")));
+    if (op == "exp") return one(ops::exp(input(c, "x")));
+    if (op == "log") return one(ops::log(input(c, "x")));
+    if (op == "sqrt") return one(ops::sqrt(input(c, "x")));
+    if (op == "clamp") {  // null: that side is open
+        auto bound = [&](const char* key, float open) { return p.at(key).is_null() ? open : p.at(key).get<float>(); };
+        return one(ops::clamp(input(c, "x"), bound("lo", -INFINITY), bound("hi", INFINITY)));
+    }
+    if (op == "div") return one(ops::div(input(c, "a"), input(c, "b")));
+    if (op == "maximum") return one(ops::maximum(input(c, "a"), input(c, "b")));
+    if (op == "minimum") return one(ops::minimum(input(c, "a"), input(c, "b")));
+    if (op == "where") return one(ops::where(input(c, "condition"), input(c, "a"), input(c, "b")));
     // softmax's and attention's masks: causal, and a key padding tensor that `padding` keeps alive.
     Tensor padding;
     auto mask_of = [&] {
@@ -113,8 +126,14 @@ std::vector<Tensor> run(const json& c) {
         for (const json& t : in.at("parts")) parts.emplace_back(to_tensor(t));
         return one(ops::concat_last(parts));
     }
-    if (op == "sum") return one(ops::sum(input(c, "x")));
-    if (op == "mean") return one(ops::mean(input(c, "x")));
+    // sum, mean and max take an axis when the case has one; sum and mean without one reduce everything.
+    if (op == "sum" || op == "mean" || op == "max") {
+        const Var x = input(c, "x");
+        if (!p.contains("axis")) return one(op == "sum" ? ops::sum(x) : ops::mean(x));
+        const std::int64_t axis = p.at("axis");
+        const bool keepdim = p.at("keepdim");
+        return one(op == "sum" ? ops::sum(x, axis, keepdim) : op == "mean" ? ops::mean(x, axis, keepdim) : ops::max(x, axis, keepdim));
+    }
     if (op == "cross_entropy")
         return one(ops::cross_entropy(input(c, "logits"), to_ids(in.at("targets")), p.at("ignore_index")));
     if (op == "mse") return one(ops::mse(input(c, "prediction"), input(c, "target")));
@@ -202,8 +221,13 @@ TEST_CASE("op forward values") {
     SUBCASE("linear") { check_family({"linear"}, float32); }
     // a ∘ b on two float32 values is correctly rounded; so is x · factor.
     SUBCASE("elementwise") { check_family({"add", "sub", "mul", "scale"}, rounded); }
+    // IEEE division and square root are correctly rounded too.
+    SUBCASE("division and square root") { check_family({"div", "sqrt"}, rounded); }
+    // These pick one of their inputs: the very float.
+    SUBCASE("selection") { check_family({"maximum", "minimum", "where", "clamp"}, exact); }
     SUBCASE("relu") { check_family({"relu"}, exact); }
-    SUBCASE("activations") { check_family({"gelu_tanh", "gelu_erf", "tanh"}, float32); }
+    SUBCASE("activations") { check_family({"gelu_tanh", "gelu_erf", "tanh", "sigmoid"}, float32); }
+    SUBCASE("exp and log") { check_family({"exp", "log"}, float32); }
     SUBCASE("softmax") { check_family({"softmax"}, float32); }
     SUBCASE("attention") { check_family({"attention"}, float32); }
     SUBCASE("layer_norm") { check_family({"layer_norm"}, float32); }
@@ -213,7 +237,42 @@ TEST_CASE("op forward values") {
     }
     // Summed in double, then rounded once to float32.
     SUBCASE("reductions") { check_family({"sum", "mean"}, rounded); }
+    SUBCASE("max over an axis") { check_family({"max"}, exact); }
     SUBCASE("losses") { check_family({"cross_entropy", "mse"}, float32); }
+}
+
+// The fixtures' reductions are small; this one spans several tiles of columns. Max's gradient too:
+// finite differences would need its values spread so far apart that the loss loses precision.
+TEST_CASE("sum, mean and max over an axis wider than one tile") {
+    const std::size_t A = 3, N = 5, C = 700;
+    Tensor x = empty(Shape{A, N, C});
+    Generator(8).fill_normal(x.data(), x.size());
+    Tensor s, m, top;
+    Tensor* wrt[] = {&x};
+    const auto g = ad::gradient(
+        [&] {
+            s = ops::sum(Var(x), 1).value();
+            m = ops::mean(Var(x), 1).value();
+            Var y = ops::max(ad::leaf(x), 1);
+            top = y.value();
+            return ops::sum(y);
+        },
+        wrt);
+    REQUIRE(top.shape() == Shape{A, C});
+    std::size_t wrong = 0;
+    for (std::size_t a = 0; a < A; ++a)
+        for (std::size_t c = 0; c < C; ++c) {
+            double total = 0;
+            std::size_t argmax = 0;
+            for (std::size_t n = 0; n < N; ++n) {
+                total += x(a, n, c);
+                if (x(a, n, c) > x(a, argmax, c)) argmax = n;
+            }
+            wrong += s(a, c) != static_cast<float>(total) || m(a, c) != static_cast<float>(total / N) ||
+                     top(a, c) != x(a, argmax, c);
+            for (std::size_t n = 0; n < N; ++n) wrong += g.grads[0](a, n, c) != (n == argmax ? 1.0f : 0.0f);
+        }
+    CHECK(wrong == 0);
 }
 
 TEST_CASE("op error messages") {
@@ -262,6 +321,95 @@ TEST_CASE("op error messages") {
             INFO(what);
             CHECK(what.find("-1") != std::string::npos);
         }
+    }
+    SUBCASE("div, maximum, minimum: shapes that do not broadcast name the op and both shapes") {
+        const Var a(zeros(Shape{2, 3})), b(zeros(Shape{4}));
+        const std::pair<const char*, Var (*)(const Var&, const Var&)> binaries[] = {
+            {"div", ops::div}, {"maximum", ops::maximum}, {"minimum", ops::minimum}};
+        for (const auto& [name, op] : binaries) {
+            const std::string op_name = name;
+            CAPTURE(op_name);
+            try {
+                (void)op(a, b);
+                FAIL(name, " (2, 3) with (4,) did not throw");
+            } catch (const ShapeError& e) {
+                const std::string what = e.what();
+                INFO(what);
+                CHECK(what.rfind(std::string(name) + ":", 0) == 0);
+                CHECK(what.find("(2, 3)") != std::string::npos);
+                CHECK(what.find("(4,)") != std::string::npos);
+            }
+        }
+    }
+    SUBCASE("where names all three shapes") {
+        const Var condition(zeros(Shape{2, 1})), a(zeros(Shape{3})), b(zeros(Shape{5, 1, 4}));
+        try {
+            (void)ops::where(condition, a, b);
+            FAIL("where (2, 1), (3,), (5, 1, 4) did not throw");
+        } catch (const ShapeError& e) {
+            const std::string what = e.what();
+            INFO(what);
+            CHECK(what.rfind("where:", 0) == 0);
+            CHECK(what.find("(2, 1)") != std::string::npos);
+            CHECK(what.find("(3,)") != std::string::npos);
+            CHECK(what.find("(5, 1, 4)") != std::string::npos);
+        }
+        // condition against a and b that do broadcast with each other.
+        CHECK_THROWS_AS((void)ops::where(Var(zeros(Shape{3})), Var(zeros(Shape{2, 4})), Var(zeros(Shape{4}))), ShapeError);
+    }
+    SUBCASE("an axis out of range names the axis and the rank") {
+        const Var x(zeros(Shape{2, 3}));
+        const std::pair<const char*, Var (*)(const Var&, std::int64_t, bool)> reductions[] = {
+            {"sum", ops::sum}, {"mean", ops::mean}, {"max", ops::max}};
+        for (const auto& [name, op] : reductions) {
+            for (const std::int64_t axis : {2, 7, -3}) {
+                const std::string op_name = name;
+                CAPTURE(op_name);
+                CAPTURE(axis);
+                try {
+                    (void)op(x, axis, false);
+                    FAIL(name, " over axis ", axis, " of a rank-2 tensor did not throw");
+                } catch (const ShapeError& e) {
+                    const std::string what = e.what();
+                    INFO(what);
+                    CHECK(what.rfind(std::string(name) + ":", 0) == 0);
+                    CHECK(what.find("axis " + std::to_string(axis)) != std::string::npos);
+                    CHECK(what.find("rank 2") != std::string::npos);
+                }
+            }
+            CHECK_NOTHROW((void)op(x, -2, false));
+            CHECK_NOTHROW((void)op(x, 1, true));
+        }
+        CHECK_THROWS_AS((void)ops::sum(Var(full(Shape{}, 1.0f)), 0), ShapeError);  // a 0-d tensor has no axis
+    }
+    SUBCASE("mean and max over an empty axis, clamp with lo > hi: ValueError") {
+        const Var x(zeros(Shape{2, 0}));
+        CHECK_THROWS_AS((void)ops::mean(x, 1), ValueError);
+        CHECK_THROWS_AS((void)ops::max(x, -1), ValueError);
+        CHECK(ops::sum(x, 1).value() == zeros(Shape{2}));  // a sum over nothing is 0, as in torch
+        CHECK(ops::max(x, 0).shape() == Shape{0});           // nothing to reduce: no error
+        try {
+            (void)ops::clamp(Var(zeros(Shape{3})), 1.5f, 0.5f);
+            FAIL("clamp with lo 1.5 > hi 0.5 did not throw");
+        } catch (const ValueError& e) {
+            const std::string what = e.what();
+            INFO(what);
+            CHECK(what.rfind("clamp:", 0) == 0);
+            CHECK(what.find("1.5") != std::string::npos);
+        }
+        CHECK_THROWS_AS((void)ops::clamp(Var(zeros(Shape{3})), NAN, 1.0f), ValueError);
+        CHECK_NOTHROW((void)ops::clamp(Var(zeros(Shape{3})), 0.5f, 0.5f));
+    }
+    SUBCASE("log and sqrt outside their domain give IEEE's values, as torch does, and do not throw") {
+        Tensor x = empty(Shape{3});
+        x(0) = -1.0f, x(1) = 0.0f, x(2) = 4.0f;
+        const Tensor l = ops::log(Var(x)).value(), r = ops::sqrt(Var(x)).value();
+        CHECK(std::isnan(l(0)));
+        CHECK(l(1) == -INFINITY);
+        CHECK(l(2) == doctest::Approx(std::log(4.0)));
+        CHECK(std::isnan(r(0)));
+        CHECK(r(1) == 0.0f);
+        CHECK(r(2) == 2.0f);
     }
     SUBCASE("cross_entropy with every target ignored") {
         const Var logits(zeros(Shape{2, 3, 4}));

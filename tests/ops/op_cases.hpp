@@ -2,6 +2,7 @@
 // The table of every differentiable op: each case names the op, the shapes of its inputs, and how
 // to call it. The gradient and determinism tests run over this one list, so a new op is tested by
 // adding a line here.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -18,6 +19,13 @@ struct OpCase {
     std::function<Var(const std::vector<Var>&)> call;
     // Keep inputs at least this far from 0 (ops with a kink there, such as ReLU).
     float away_from_zero = 0.0f;
+    // Take |x| after that (ops defined for positive inputs: log, sqrt).
+    bool positive = false;
+    // Then spread the inputs so that any two elements, across all inputs, are at least this far apart
+    // (ops with a kink where two values tie: maximum, max over an axis) ...
+    float min_gap = 0.0f;
+    // ... and at least min_gap from each of these points (clamp's bounds).
+    std::vector<float> kinks = {};
 };
 
 inline IdTensor ids(std::initializer_list<std::int64_t> values, std::vector<std::size_t> shape) {
@@ -34,6 +42,18 @@ inline std::vector<OpCase> op_cases() {
         m(0, 3) = m(0, 4) = 0.0f;
         m(1, 0) = 0.0f;
         return m;
+    }();
+    static const Tensor condition = [] {  // 1/0, and values where only ≠ 0 counts
+        Tensor c = zeros(Shape{3, 4});
+        c(0, 0) = c(0, 3) = c(1, 1) = 1.0f;
+        c(2, 2) = -2.0f;
+        c(2, 0) = 0.5f;
+        return c;
+    }();
+    static const Tensor row_condition = [] {
+        Tensor c = full(Shape{1, 4}, 1.0f);
+        c(0, 1) = c(0, 2) = 0.0f;
+        return c;
     }();
     return {
         {"matmul (M,K)·(K,N)", {{3, 4}, {4, 5}}, [](const V& x) { return matmul(x[0], x[1]); }},
@@ -57,10 +77,27 @@ inline std::vector<OpCase> op_cases() {
         {"mul by a one-element tensor", {{2, 3}, {1}}, [](const V& x) { return mul(x[0], x[1]); }},
         {"mul of a value with itself", {{2, 3}}, [](const V& x) { return mul(x[0], x[0]); }},
         {"scale", {{2, 3}}, [](const V& x) { return scale(x[0], -1.5f); }},
+        {"div same shape (operator/)", {{2, 3}, {2, 3}}, [](const V& x) { return x[0] / x[1]; }, 0.5f},
+        {"div broadcast both ways", {{2, 1, 4}, {1, 3, 1}}, [](const V& x) { return div(x[0], x[1]); }, 0.5f},
+        {"div of a value by itself", {{2, 3}}, [](const V& x) { return div(x[0], x[0]); }, 0.5f},
+        {"maximum same shape", {{3, 4}, {3, 4}}, [](const V& x) { return maximum(x[0], x[1]); }, 0.0f, false, 0.05f},
+        {"maximum broadcast both ways", {{2, 1, 4}, {1, 3, 1}}, [](const V& x) { return maximum(x[0], x[1]); }, 0.0f,
+         false, 0.05f},
+        {"minimum bias row", {{2, 3, 4}, {4}}, [](const V& x) { return minimum(x[0], x[1]); }, 0.0f, false, 0.05f},
+        {"where same shape", {{3, 4}, {3, 4}}, [](const V& x) { return where(Var(condition), x[0], x[1]); }},
+        {"where, condition (1, 4), a (3, 1), b (3, 4)", {{3, 1}, {3, 4}},
+         [](const V& x) { return where(Var(row_condition), x[0], x[1]); }},
         {"gelu_tanh", {{3, 7}}, [](const V& x) { return gelu_tanh(x[0]); }},
         {"gelu_erf", {{3, 7}}, [](const V& x) { return gelu_erf(x[0]); }},
         {"relu", {{3, 7}}, [](const V& x) { return relu(x[0]); }, 0.1f},
         {"tanh", {{3, 7}}, [](const V& x) { return ops::tanh(x[0]); }},
+        {"sigmoid", {{3, 7}}, [](const V& x) { return sigmoid(x[0]); }},
+        {"exp", {{3, 7}}, [](const V& x) { return ops::exp(x[0]); }},
+        {"log", {{3, 7}}, [](const V& x) { return ops::log(x[0]); }, 0.5f, true},
+        {"sqrt", {{3, 7}}, [](const V& x) { return ops::sqrt(x[0]); }, 0.5f, true},
+        {"clamp", {{3, 7}}, [](const V& x) { return clamp(x[0], -0.5f, 0.8f); }, 0.0f, false, 0.05f, {-0.5f, 0.8f}},
+        {"clamp, upper bound only", {{3, 7}}, [](const V& x) { return clamp(x[0], -INFINITY, 0.3f); }, 0.0f, false,
+         0.05f, {0.3f}},
         {"softmax", {{3, 6}}, [](const V& x) { return softmax(x[0]); }},
         {"softmax causal", {{2, 4, 4}}, [](const V& x) { return softmax(x[0], {.causal = true}); }},
         {"softmax causal, fewer queries than keys", {{2, 3, 5}}, [](const V& x) { return softmax(x[0], {.causal = true}); }},
@@ -104,6 +141,14 @@ inline std::vector<OpCase> op_cases() {
         {"concat_last", {{2, 3}, {2, 2}, {2, 1}}, [](const V& x) { return concat_last({x[0], x[1], x[2], x[0]}); }},
         {"sum", {{3, 4}}, [](const V& x) { return sum(x[0]); }},
         {"mean", {{3, 4}}, [](const V& x) { return mean(x[0]); }},
+        {"sum over axis 1", {{2, 3, 4}}, [](const V& x) { return sum(x[0], 1); }},
+        {"sum over axis -1, keepdim", {{2, 3, 4}}, [](const V& x) { return sum(x[0], -1, true); }},
+        {"mean over axis 0", {{3, 4}}, [](const V& x) { return mean(x[0], 0); }},
+        {"mean over axis 0, wider than one tile of columns", {{3, 300}}, [](const V& x) { return mean(x[0], 0); }},
+        {"mean over axis -2, keepdim", {{2, 3, 4}}, [](const V& x) { return mean(x[0], -2, true); }},
+        {"max over axis 1", {{2, 5, 3}}, [](const V& x) { return ops::max(x[0], 1); }, 0.0f, false, 0.05f},
+        {"max over axis -1, keepdim", {{3, 6}}, [](const V& x) { return ops::max(x[0], -1, true); }, 0.0f, false, 0.05f},
+        {"max over axis 0", {{4, 3}}, [](const V& x) { return ops::max(x[0], 0); }, 0.0f, false, 0.05f},
         {"cross_entropy, ignore_index", {{2, 3, 5}},
          [](const V& x) { return cross_entropy(x[0], ids({1, -100, 4, 0, 2, -100}, {2, 3})); }},
         {"mse", {{3, 4}, {3, 4}}, [](const V& x) { return mse(x[0], x[1]); }},
@@ -119,7 +164,19 @@ inline std::vector<Tensor> case_inputs(const OpCase& c, std::uint64_t seed) {
         g.fill_normal(t.data(), t.size());
         if (c.away_from_zero > 0)
             for (float& v : t) v = v >= 0 ? v + c.away_from_zero : v - c.away_from_zero;
+        if (c.positive)
+            for (float& v : t) v = std::abs(v);
         inputs.push_back(std::move(t));
+    }
+    if (c.min_gap > 0) {
+        std::vector<float*> all;  // sorted by value, then pushed up until neighbours are min_gap apart
+        for (Tensor& t : inputs)
+            for (float& v : t) all.push_back(&v);
+        std::stable_sort(all.begin(), all.end(), [](const float* a, const float* b) { return *a < *b; });
+        for (std::size_t i = 1; i < all.size(); ++i) *all[i] = std::max(*all[i], *all[i - 1] + c.min_gap);
+        for (float* v : all)
+            for (float k : c.kinks)
+                if (std::abs(*v - k) < c.min_gap) *v = *v >= k ? k + c.min_gap : k - c.min_gap;
     }
     return inputs;
 }

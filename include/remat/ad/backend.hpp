@@ -24,9 +24,9 @@ enum class OpKind : std::uint8_t {
     attention,    // fused attention kernels
     softmax,
     norm,         // layer norm, batch norm
-    activation,   // GELU, ReLU, tanh
-    elementwise,  // add, mul, scale
-    reduction,    // sum, mean
+    activation,   // GELU, ReLU, tanh, sigmoid
+    elementwise,  // add, mul, div, maximum, where, exp, log, clamp, …
+    reduction,    // sum, mean, max (all elements or one axis)
     embedding,
     dropout,
     shape,        // reshape, permute, slice, concat: data movement only

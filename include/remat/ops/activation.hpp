@@ -10,5 +10,6 @@ Var gelu_tanh(const Var& x);
 Var gelu_erf(const Var& x);
 Var relu(const Var& x);
 Var tanh(const Var& x);
+Var sigmoid(const Var& x);  // 1 / (1 + e⁻ˣ); d/dx = σ(x)·(1 − σ(x))
 
 }  // namespace remat::ops
