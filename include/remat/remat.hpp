@@ -1,10 +1,28 @@
 #pragma once
-// Everything public in remat.
+// Everything public in remat: tensors, autodiff, ops, layers, tree walks, checkpointing, training,
+// HuggingFace files and the tokenizer. (The model architectures are headers of their own:
+// <models/gpt2/gpt2.hpp>, <models/architecture.hpp>.)
 #include "remat/ad/backend.hpp"
 #include "remat/ad/finite_difference.hpp"
 #include "remat/ad/tape.hpp"
+#include "remat/checkpoint.hpp"
 #include "remat/core/error.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/core/random.hpp"
 #include "remat/core/tensor.hpp"
+#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/error.hpp"
+#include "remat/hf/load.hpp"
+#include "remat/hf/naming.hpp"
+#include "remat/hf/pytorch_bin.hpp"
+#include "remat/hf/safetensors.hpp"
+#include "remat/layers.hpp"
 #include "remat/ops.hpp"
+#include "remat/ops/threads.hpp"
+#include "remat/text/tokenizer.hpp"
+#include "remat/train/gradient.hpp"
+#include "remat/train/optimisers.hpp"
+#include "remat/tree/node.hpp"
+#include "remat/tree/parameters.hpp"
+#include "remat/tree/show.hpp"
+#include "remat/tree/walk.hpp"

@@ -8,7 +8,7 @@
 
 namespace remat::ops::detail {
 
-inline std::shared_ptr<const Tensor> share(Tensor&& t) { return std::make_shared<const Tensor>(std::move(t)); }
+using ad::share;
 
 // Product of all dims but the last: the number of rows when the last axis is the feature axis.
 inline std::size_t leading_rows(const Shape& s) {

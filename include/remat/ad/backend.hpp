@@ -155,6 +155,9 @@ template <class... Vars>
 bool should_record(const Vars&... inputs) {
     return (inputs.requires_grad() || ...) && current().recording();
 }
+// An op's output as record() takes it: moved into shared, immutable storage.
+inline std::shared_ptr<const Tensor> share(Tensor&& t) { return std::make_shared<const Tensor>(std::move(t)); }
+
 inline Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                   Pullback pullback) {
     return current().record(kind, std::move(output), inputs, std::move(pullback));
