@@ -151,7 +151,7 @@ struct Checkpointed {
     static constexpr const char* name = "Checkpointed";
 
     Checkpointed() = default;
-    Checkpointed(T inner_, CheckpointOptions options_) : inner(std::move(inner_)), options(options_) {}
+    Checkpointed(T inner_, CheckpointOptions options_ = {}) : inner(std::move(inner_)), options(options_) {}
     // A copy is another block: regions recorded on the original keep recomputing the original.
     Checkpointed(const Checkpointed& other) : inner(other.inner), options(other.options) {}
     // Regions recorded on `other` follow the block here.

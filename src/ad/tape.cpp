@@ -78,6 +78,14 @@ void Tape::drop_ref(std::int64_t slot) {
 void Tape::collect() {
     collecting_ = true;
     OnExit done{[this] { collecting_ = false; }};
+    do {
+        free_unreachable();
+        while (!nodes_.empty() && slots_[static_cast<std::size_t>(nodes_.back().output)].refs == 0) nodes_.pop_back();
+    } while (!unreachable_.empty());  // popping a node can let go of more
+    while (!slots_.empty() && slots_.back().refs == 0) slots_.pop_back();
+}
+
+void Tape::free_unreachable() {
     while (!unreachable_.empty()) {
         const auto [slot, serial] = unreachable_.back();
         unreachable_.pop_back();
@@ -95,8 +103,6 @@ void Tape::collect() {
                 if (in >= 0) drop_ref(in);
         }
     }
-    while (!nodes_.empty() && slots_[static_cast<std::size_t>(nodes_.back().output)].refs == 0) nodes_.pop_back();
-    while (!slots_.empty() && slots_.back().refs == 0) slots_.pop_back();
 }
 
 std::size_t Tape::live_node_count() const {

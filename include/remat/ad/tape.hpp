@@ -104,6 +104,7 @@ private:
     void unref(std::int64_t slot, std::uint64_t serial);
     void drop_ref(std::int64_t slot);
     void collect();
+    void free_unreachable();
     Tensor* gradient_buffer(std::int64_t slot);
     bool has_gradient(std::int64_t slot) const;
     void check_current(const Var& v, const char* what) const;
