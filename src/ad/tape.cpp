@@ -120,7 +120,14 @@ Tensor* Tape::gradient_buffer(std::int64_t slot) {
     Slot& s = slots_[static_cast<std::size_t>(slot)];
     if (s.leaf_key) {
         auto it = leaf_grads_.find(s.leaf_key);
-        if (it == leaf_grads_.end()) it = leaf_grads_.emplace(s.leaf_key, LeafGrad{zeros(s.shape), s.leaf_owner, !s.leaf_owner.expired()}).first;
+        if (it == leaf_grads_.end())
+            it = leaf_grads_.emplace(s.leaf_key, LeafGrad{zeros(s.shape), {}, false}).first;
+        else if (it->second.grad.shape() != s.shape)  // the tensor was reshaped (or a borrowed one's address reused)
+            it->second = LeafGrad{zeros(s.shape), {}, false};
+        if (!it->second.shared && !s.leaf_owner.expired()) {  // pin the tensor's address while the entry lives
+            it->second.owner = s.leaf_owner;
+            it->second.shared = true;
+        }
         return &it->second.grad;
     }
     if (!s.grad) s.grad = zeros(s.shape);
@@ -141,11 +148,10 @@ Var Tape::leaf(const Tensor& tensor) { return shared_leaf(borrow(tensor)); }
 Var Tape::shared_leaf(std::shared_ptr<const Tensor> tensor) {
     if (!recording()) return Var(std::move(tensor));
     auto [it, inserted] = leaf_slots_.try_emplace(tensor.get(), -1);
-    if (inserted) {
-        it->second = new_slot(tensor->shape(), tensor.get(), -1);
-        if (tensor.use_count() > 0) slots_.back().leaf_owner = tensor;  // not for borrowed tensors
-    }
+    if (inserted) it->second = new_slot(tensor->shape(), tensor.get(), -1);
     const std::int64_t slot = it->second;
+    Slot& s = slots_[static_cast<std::size_t>(slot)];
+    if (s.leaf_owner.expired() && tensor.use_count() > 0) s.leaf_owner = tensor;  // borrowed tensors have no owner
     return handle(std::move(tensor), slot);
 }
 

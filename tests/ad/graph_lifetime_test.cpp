@@ -7,6 +7,7 @@
 #include "models/gpt2/gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
+#include "remat/core/param.hpp"
 #include "remat/ops.hpp"
 #include "remat/tree/parameters.hpp"
 
@@ -123,5 +124,21 @@ TEST_CASE("freeing unreachable graphs never changes a gradient bit") {
         REQUIRE(tape.grad(pa[i]->value) != nullptr);
         CHECK(same_bits(*tape.grad(pa[i]->value), *tape.grad(pb[i]->value)));
     }
+    tape.clear_grads();
+}
+
+TEST_CASE("a parameter's gradient is never handed to a later tensor at the same address") {
+    auto& tape = ad::default_tape();
+    tape.reset();
+    tape.clear_grads();
+    for (std::size_t n : {4u, 8u, 2u, 16u, 4u}) {  // each Param dies at the end of its iteration
+        CAPTURE(n);
+        Param p{full(Shape{n}, 1.0f)};
+        tape.backward(ops::sum(leaf(p) * leaf(p)));
+        REQUIRE(tape.grad(p.value) != nullptr);
+        CHECK(tape.grad(p.value)->shape() == Shape{n});
+        CHECK((*tape.grad(p.value))(n - 1) == 2.0f);
+    }
+    tape.zero_grad();  // drops the gradients of the parameters that are gone
     tape.clear_grads();
 }

@@ -5,10 +5,12 @@
 // address, until zero_grad() — as PyTorch's .grad does (a Param's tensor keeps its address when the
 // model moves: core/param.hpp). Everything else is freed as soon as backward has used it — or as soon
 // as nothing can reach it: each slot counts the Vars holding it and the recorded ops reading it, and
-// a recording that drops to zero (an evaluation pass whose result went out of scope) is released,
-// its saved tensors with it, and popped off the tape if it is the newest. A checkpoint node recomputes its region onto the *end* of this same tape, bound to
-// the original input slots, backpropagates over the appended nodes and truncates them again, so the
-// order of every gradient accumulation — and therefore every bit — matches the unwrapped model.
+// a recording whose count drops to zero (an evaluation pass whose result went out of scope) is
+// released with its saved tensors, and popped off the tape if it is the newest. A checkpoint node
+// recomputes its region onto the *end* of this same tape, bound to the original input slots,
+// backpropagates over the appended nodes and truncates them again, so the order of every gradient
+// accumulation — and therefore every bit — matches the unwrapped model.
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
