@@ -2,7 +2,8 @@
 // Var: a value flowing through differentiable code. It shares its (immutable) tensor and, when the
 // backend records it, carries the slot where its gradient accumulates — and a handle that keeps that
 // slot's recording alive: when the last Var (and the last recorded op) that can reach a recorded
-// subgraph goes away, the tape frees it, as PyTorch frees a graph nothing refers to.
+// subgraph goes away, the tape frees it, as PyTorch frees a graph nothing refers to. A recorded Var
+// belongs to the thread whose tape recorded it: destroy it there.
 #include <cstdint>
 #include <memory>
 
