@@ -1,28 +1,44 @@
 #include "remat/checkpoint.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace remat {
 
-void Snapshot::add_generator(Generator* g) {
+void Snapshot::add_generator(const std::shared_ptr<Generator>& g) {
     for (const auto& [seen, state] : generators_)
         if (seen == g) return;  // shared generators are snapshotted once
     generators_.emplace_back(g, g->state());
 }
 
-Snapshot::Replay::Replay(const Snapshot& s, bool recomputation) : snapshot_(s), recomputation_(recomputation) {
+namespace {
+std::vector<nn::Mode*> where_added(const std::vector<std::pair<nn::Mode*, nn::Mode>>& modes) {
+    std::vector<nn::Mode*> at;
+    for (const auto& [mode, resolved] : modes) at.push_back(mode);
+    return at;
+}
+}  // namespace
+
+Snapshot::Replay::Replay(const Snapshot& s, bool recomputation) : Replay(s, where_added(s.modes_), recomputation) {}
+
+Snapshot::Replay::Replay(const Snapshot& s, std::vector<nn::Mode*> modes, bool recomputation)
+    : snapshot_(s), recomputation_(recomputation), at_(std::move(modes)) {
+    if (at_.size() != s.modes_.size())
+        throw std::logic_error("checkpoint: the block has " + std::to_string(at_.size()) + " stateful layers now but had " +
+                               std::to_string(s.modes_.size()) + " in the forward pass");
     for (const auto& [g, state] : s.generators_) {
         live_.push_back(g->state());
         g->set_state(state);
     }
-    for (const auto& [mode, resolved] : s.modes_) {
-        modes_.push_back(*mode);
-        *mode = resolved;
+    for (std::size_t i = 0; i < at_.size(); ++i) {
+        modes_.push_back(*at_[i]);
+        *at_[i] = s.modes_[i].second;
     }
 }
 
 Snapshot::Replay::~Replay() {
-    for (std::size_t i = 0; i < modes_.size(); ++i) *snapshot_.modes_[i].first = modes_[i];
+    for (std::size_t i = 0; i < modes_.size(); ++i) *at_[i] = modes_[i];
     if (recomputation_)
         for (std::size_t i = 0; i < live_.size(); ++i) snapshot_.generators_[i].first->set_state(live_[i]);
 }

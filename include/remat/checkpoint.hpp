@@ -12,14 +12,17 @@
 // generators back where the rest of the step left them. The recomputation itself is the AD
 // backend's (ad::checkpointed), so this works with any backend.
 //
-// The model must stay where it is between forward and backward (the recomputation calls the block
-// through its address), as any captured argument must stay valid.
+// The model may be moved between forward and backward (or live in a std::vector that reallocates):
+// a region reaches its blocks through their anchors (core/anchor.hpp), not their addresses, and the
+// parameters' tensors never move (core/param.hpp). Destroying the model before backward throws
+// there. Extra arguments (masks) are copied into the region.
 #include <cmath>
 #include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "remat/core/anchor.hpp"
 #include "remat/layers/layer.hpp"
 #include "remat/tree/walk.hpp"
 
@@ -55,10 +58,19 @@ public:
         tree::visit(layer, [&](auto& node, const std::string&) {
             using N = tree::bare<decltype(node)>;
             if constexpr (std::is_same_v<N, std::shared_ptr<Generator>>) {
-                if (node) add_generator(node.get());
+                if (node) add_generator(node);
             } else if constexpr (std::is_same_v<N, nn::Mode>) {
                 modes_.emplace_back(&node, nn::is_training(node) ? nn::Mode::train : nn::Mode::test);
             }
+        });
+    }
+
+    // Appends the mode members inside `layer` to `out` in the order add() notes them: where they
+    // live now, which is not where add() saw them once the layer has moved.
+    template <class Layer>
+    static void find_modes(Layer& layer, std::vector<nn::Mode*>& out) {
+        tree::visit(layer, [&](auto& node, const std::string&) {
+            if constexpr (std::is_same_v<tree::bare<decltype(node)>, nn::Mode>) out.push_back(&node);
         });
     }
 
@@ -66,7 +78,10 @@ public:
     // A recomputation (not the first run) also puts the live generators back afterwards.
     class Replay {
     public:
+        // The modes where add() found them (the layers have not moved).
         Replay(const Snapshot& s, bool recomputation);
+        // The same modes found again by find_modes (the layers may have moved).
+        Replay(const Snapshot& s, std::vector<nn::Mode*> modes, bool recomputation);
         ~Replay();
         Replay(const Replay&) = delete;
         Replay& operator=(const Replay&) = delete;
@@ -74,19 +89,22 @@ public:
     private:
         const Snapshot& snapshot_;
         bool recomputation_;
+        std::vector<nn::Mode*> at_;
         std::vector<Generator::State> live_;
         std::vector<nn::Mode> modes_;
     };
 
 private:
-    void add_generator(Generator* g);
+    void add_generator(const std::shared_ptr<Generator>& g);
 
-    std::vector<std::pair<Generator*, Generator::State>> generators_;  // each generator once
-    std::vector<std::pair<nn::Mode*, nn::Mode>> modes_;               // resolved at the forward
+    // Each generator once, shared: it outlives a move (or the end) of the layer that holds it.
+    std::vector<std::pair<std::shared_ptr<Generator>, Generator::State>> generators_;
+    std::vector<std::pair<nn::Mode*, nn::Mode>> modes_;  // where add() found them; resolved at the forward
 };
 
 // run(x) as one checkpointed region: the first call is the forward, later ones recompute under
-// the snapshot.
+// the snapshot. The layers it snapshots must stay where they are until backward; checkpoint_blocks
+// below is the variant that follows them when they move.
 template <class Run>
 Var checkpoint_region(Snapshot snapshot, ad::KindSet keep, const Var& x, Run run) {
     return ad::checkpointed(
@@ -99,21 +117,89 @@ Var checkpoint_region(Snapshot snapshot, ad::KindSet keep, const Var& x, Run run
 }
 
 template <class T>
+struct Checkpointed;
+
+// run(blocks, x) as one checkpointed region over the wrapped blocks behind `anchors` (blocks: a
+// std::vector<T*>, in order). The first call is the forward, later ones recompute under the snapshot
+// taken now; every call looks the blocks up again, so the model may move between forward and backward.
+template <class T, class Run>
+Var checkpoint_blocks(std::vector<std::shared_ptr<const Anchor<Checkpointed<T>>>> anchors, ad::KindSet keep, const Var& x,
+                      Run run) {
+    Snapshot snapshot;
+    for (const auto& a : anchors) snapshot.add(a->get("checkpointed block").inner);
+    return ad::checkpointed(
+        [snapshot = std::move(snapshot), anchors = std::move(anchors), run = std::move(run),
+         first = true](const std::vector<Var>& in) mutable {
+            std::vector<T*> blocks;
+            std::vector<nn::Mode*> modes;
+            for (const auto& a : anchors) {
+                T& block = a->get("checkpointed block (recomputed in backward)").inner;
+                blocks.push_back(&block);
+                Snapshot::find_modes(block, modes);
+            }
+            Snapshot::Replay replay(snapshot, std::move(modes), !first);
+            first = false;
+            return run(blocks, in[0]);
+        },
+        {x}, keep);
+}
+
+template <class T>
 struct Checkpointed {
     BOOST_HANA_DEFINE_STRUCT(Checkpointed, (T, inner), (CheckpointOptions, options));
     static constexpr bool transparent = true;  // no path segment, printed as what it wraps
     static constexpr const char* name = "Checkpointed";
 
+    Checkpointed() = default;
+    Checkpointed(T inner_, CheckpointOptions options_ = {}) : inner(std::move(inner_)), options(options_) {}
+    // A copy is another block: regions recorded on the original keep recomputing the original.
+    Checkpointed(const Checkpointed& other) : inner(other.inner), options(other.options) {}
+    // Regions recorded on `other` follow the block here.
+    Checkpointed(Checkpointed&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+        : inner(std::move(other.inner)), options(other.options), anchor_(std::move(other.anchor_)) {
+        if (anchor_) anchor_->at = this;
+    }
+    Checkpointed& operator=(const Checkpointed& other) {
+        inner = other.inner;
+        options = other.options;
+        return *this;
+    }
+    Checkpointed& operator=(Checkpointed&& other) noexcept(std::is_nothrow_move_assignable_v<T>) {
+        if (this != &other) {
+            inner = std::move(other.inner);
+            options = other.options;
+            detach();  // the block regions recorded on this object ran is gone
+            anchor_ = std::move(other.anchor_);
+            if (anchor_) anchor_->at = this;
+        }
+        return *this;
+    }
+    ~Checkpointed() { detach(); }
+
     // Non-const: the recomputation sets modes on the wrapped layer. Extra arguments (masks) are
-    // copied into the region and must stay valid until backward.
+    // copied into the region.
     template <class... Extra>
     Var operator()(const Var& x, const Extra&... extra) {
         if (!options.active || !ad::current().recording()) return inner(x, extra...);
-        return checkpoint_region(Snapshot::of(inner), options.keep, x,
-                                 [this, extra = std::make_tuple(extra...)](const Var& h) {
-                                     return std::apply([&](const auto&... e) { return inner(h, e...); }, extra);
-                                 });
+        return checkpoint_blocks<T>({anchor()}, options.keep, x,
+                                    [extra = std::make_tuple(extra...)](const std::vector<T*>& blocks, const Var& h) {
+                                        return std::apply([&](const auto&... e) { return (*blocks[0])(h, e...); }, extra);
+                                    });
     }
+
+    // Where this block lives now, for regions that recompute it (made on first use).
+    std::shared_ptr<const Anchor<Checkpointed>> anchor() {
+        if (!anchor_) anchor_ = std::make_shared<Anchor<Checkpointed>>(Anchor<Checkpointed>{this});
+        return anchor_;
+    }
+
+private:
+    void detach() {
+        if (anchor_) anchor_->at = nullptr;
+        anchor_.reset();
+    }
+
+    std::shared_ptr<Anchor<Checkpointed>> anchor_;  // not a member the tree walks: rebuilt structs start without one
 };
 template <class T>
 Checkpointed(T, CheckpointOptions) -> Checkpointed<T>;
@@ -131,20 +217,22 @@ Var run_blocks(std::vector<Block>& blocks, const std::string& name, Var x, const
         if constexpr (is_checkpointed<Block>) {
             const CheckpointOptions& o = blocks[i].options;
             if (o.active && o.segment > 1 && i + o.segment <= blocks.size() && ad::current().recording()) {
-                Snapshot snapshot;
-                for (std::size_t j = i; j < i + o.segment; ++j) snapshot.add(blocks[j].inner);
-                x = checkpoint_region(std::move(snapshot), o.keep, x,
-                                      [&blocks, name, first = i, count = o.segment,
-                                       extra = std::make_tuple(extra...)](const Var& in) {
-                                          Var h = in;
-                                          for (std::size_t j = first; j < first + count; ++j)
-                                              h = std::apply(
-                                                  [&](const auto&... e) {
-                                                      return nn::call(name + "." + std::to_string(j), blocks[j].inner, h, e...);
-                                                  },
-                                                  extra);
-                                          return h;
-                                      });
+                using Inner = decltype(blocks[i].inner);
+                std::vector<std::shared_ptr<const Anchor<Block>>> anchors;
+                for (std::size_t j = i; j < i + o.segment; ++j) anchors.push_back(blocks[j].anchor());
+                x = checkpoint_blocks<Inner>(std::move(anchors), o.keep, x,
+                                             [name, first = i, extra = std::make_tuple(extra...)](
+                                                 const std::vector<Inner*>& segment, const Var& in) {
+                                                 Var h = in;
+                                                 for (std::size_t j = 0; j < segment.size(); ++j)
+                                                     h = std::apply(
+                                                         [&](const auto&... e) {
+                                                             return nn::call(name + "." + std::to_string(first + j),
+                                                                             *segment[j], h, e...);
+                                                         },
+                                                         extra);
+                                                 return h;
+                                             });
                 i += o.segment;
                 continue;
             }

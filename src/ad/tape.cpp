@@ -1,5 +1,6 @@
 #include "remat/ad/tape.hpp"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -24,11 +25,90 @@ struct OnExit {
 };
 template <class F>
 OnExit(F) -> OnExit<F>;
+
+// Unique across every tape of the process, so a Var is never mistaken for one of a later slot.
+std::uint64_t next_serial() {
+    static std::atomic<std::uint64_t> serial{0};
+    return serial.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 }  // namespace
 
-std::int64_t Tape::new_slot(const Shape& shape, const Tensor* leaf_key) {
-    slots_.push_back(Slot{shape, std::nullopt, leaf_key});
+struct Tape::Release {
+    std::shared_ptr<Tape*> tape;
+    std::int64_t slot;
+    std::uint64_t serial;
+    template <class P>
+    void operator()(P) const {
+        if (Tape* t = *tape) t->unref(slot, serial);
+    }
+};
+
+Tape::Tape() : self_(std::make_shared<Tape*>(this)) {}
+Tape::~Tape() { *self_ = nullptr; }  // Vars that outlive the tape release nothing
+
+std::int64_t Tape::new_slot(const Shape& shape, const Tensor* leaf_key, std::int64_t node) {
+    slots_.push_back(Slot{shape, std::nullopt, leaf_key, {}, next_serial(), node, 0});
     return static_cast<std::int64_t>(slots_.size()) - 1;
+}
+
+// A Var for `slot` that holds it: the slot stays while any copy of the Var does.
+Var Tape::handle(std::shared_ptr<const Tensor> value, std::int64_t slot) {
+    Slot& s = slots_[static_cast<std::size_t>(slot)];
+    ++s.refs;
+    std::shared_ptr<const void> held(nullptr, Release{self_, slot, s.serial});
+    return Var(std::move(value)).recorded(slot, s.serial, std::move(held));
+}
+
+void Tape::unref(std::int64_t slot, std::uint64_t serial) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (s >= slots_.size() || slots_[s].serial != serial) return;  // discarded by reset or truncate
+    drop_ref(slot);
+}
+
+void Tape::drop_ref(std::int64_t slot) {
+    Slot& s = slots_[static_cast<std::size_t>(slot)];
+    if (--s.refs > 0) return;
+    unreachable_.emplace_back(slot, s.serial);
+    if (quiet_ == 0 && !collecting_) collect();
+}
+
+// Frees every unreachable slot — a node's pullback and saved tensors, a leaf's lookup entry — and
+// what only it kept reachable, then pops the newest nodes and slots if they are free. Freed nodes
+// behind live ones stay in the vector as empty entries (the order of the rest never changes).
+void Tape::collect() {
+    collecting_ = true;
+    OnExit done{[this] { collecting_ = false; }};
+    do {
+        free_unreachable();
+        while (!nodes_.empty() && slots_[static_cast<std::size_t>(nodes_.back().output)].refs == 0) nodes_.pop_back();
+    } while (!unreachable_.empty());  // popping a node can let go of more
+    while (!slots_.empty() && slots_.back().refs == 0) slots_.pop_back();
+}
+
+void Tape::free_unreachable() {
+    while (!unreachable_.empty()) {
+        const auto [slot, serial] = unreachable_.back();
+        unreachable_.pop_back();
+        const auto s = static_cast<std::size_t>(slot);
+        if (s >= slots_.size() || slots_[s].serial != serial || slots_[s].refs > 0) continue;
+        if (const Tensor* key = slots_[s].leaf_key) {
+            auto it = leaf_slots_.find(key);
+            if (it != leaf_slots_.end() && it->second == slot) leaf_slots_.erase(it);
+        } else if (slots_[s].node >= 0) {
+            const auto n = static_cast<std::size_t>(slots_[s].node);
+            const std::vector<std::int64_t> inputs = std::move(nodes_[n].inputs);
+            nodes_[n].inputs.clear();
+            release(n);  // its handles (a checkpoint's inputs) come back here through unreachable_
+            for (std::int64_t in : inputs)
+                if (in >= 0) drop_ref(in);
+        }
+    }
+}
+
+std::size_t Tape::live_node_count() const {
+    std::size_t n = 0;
+    for (const Node& node : nodes_) n += slots_[static_cast<std::size_t>(node.output)].refs > 0;
+    return n;
 }
 
 bool Tape::has_gradient(std::int64_t slot) const {
@@ -40,25 +120,39 @@ Tensor* Tape::gradient_buffer(std::int64_t slot) {
     Slot& s = slots_[static_cast<std::size_t>(slot)];
     if (s.leaf_key) {
         auto it = leaf_grads_.find(s.leaf_key);
-        if (it == leaf_grads_.end()) it = leaf_grads_.emplace(s.leaf_key, zeros(s.shape)).first;
-        return &it->second;
+        if (it == leaf_grads_.end())
+            it = leaf_grads_.emplace(s.leaf_key, LeafGrad{zeros(s.shape), {}, false}).first;
+        else if (it->second.grad.shape() != s.shape)  // the tensor was reshaped (or a borrowed one's address reused)
+            it->second = LeafGrad{zeros(s.shape), {}, false};
+        if (!it->second.shared && !s.leaf_owner.expired()) {  // pin the tensor's address while the entry lives
+            it->second.owner = s.leaf_owner;
+            it->second.shared = true;
+        }
+        return &it->second.grad;
     }
     if (!s.grad) s.grad = zeros(s.shape);
     return &*s.grad;
 }
 
 void Tape::check_current(const Var& v, const char* what) const {
-    if (v.requires_grad() && v.epoch() != epoch_)
+    if (!v.requires_grad()) return;
+    const auto s = static_cast<std::size_t>(v.slot());
+    if (s >= slots_.size() || slots_[s].serial != v.epoch())
         throw std::logic_error(std::string(what) +
                                ": this value was recorded before the last backward() or reset() and can no "
                                "longer be differentiated; recompute it in a fresh forward pass");
 }
 
-Var Tape::leaf(const Tensor& tensor) {
-    if (!recording()) return Var(borrow(tensor));
-    auto [it, inserted] = leaf_slots_.try_emplace(&tensor, -1);
-    if (inserted) it->second = new_slot(tensor.shape(), &tensor);
-    return Var(borrow(tensor)).with_slot(it->second, epoch_);
+Var Tape::leaf(const Tensor& tensor) { return shared_leaf(borrow(tensor)); }
+
+Var Tape::shared_leaf(std::shared_ptr<const Tensor> tensor) {
+    if (!recording()) return Var(std::move(tensor));
+    auto [it, inserted] = leaf_slots_.try_emplace(tensor.get(), -1);
+    if (inserted) it->second = new_slot(tensor->shape(), tensor.get(), -1);
+    const std::int64_t slot = it->second;
+    Slot& s = slots_[static_cast<std::size_t>(slot)];
+    if (s.leaf_owner.expired() && tensor.use_count() > 0) s.leaf_owner = tensor;  // borrowed tensors have no owner
+    return handle(std::move(tensor), slot);
 }
 
 Var Tape::record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
@@ -72,12 +166,15 @@ Var Tape::record(OpKind kind, std::shared_ptr<const Tensor> output, const std::v
     Node node;
     node.kind = kind;
     node.inputs.reserve(inputs.size());
-    for (const Var& v : inputs) node.inputs.push_back(v.slot());
-    node.output = new_slot(output->shape(), nullptr);
+    for (const Var& v : inputs) {
+        node.inputs.push_back(v.slot());
+        if (v.slot() >= 0) ++slots_[static_cast<std::size_t>(v.slot())].refs;  // reading keeps it reachable
+    }
+    node.output = new_slot(output->shape(), nullptr, static_cast<std::int64_t>(nodes_.size()));
     node.pullback = std::move(pullback);
     auto slot = node.output;
     nodes_.push_back(std::move(node));
-    return Var(std::move(output)).with_slot(slot, epoch_);
+    return handle(std::move(output), slot);
 }
 
 Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
@@ -91,9 +188,14 @@ Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
         regions_.push_back(Region{keep, &node.kept});
         OnExit pop{[this] { regions_.pop_back(); }};
         if (checkpoint_check_) {
-            // Record the forward only to note what it does, then drop it.
+            // Record the forward only to note what it does, then drop it. Nothing is freed meanwhile,
+            // so the forward records exactly what the recomputation (inside backward) will.
             const std::size_t node_mark = nodes_.size(), slot_mark = slots_.size();
-            OnExit discard{[&] { truncate(node_mark, slot_mark); }};
+            ++quiet_;
+            OnExit discard{[&] {
+                truncate(node_mark, slot_mark);
+                if (--quiet_ == 0 && !unreachable_.empty() && !collecting_) collect();
+            }};
             out = f(inputs);
             node.signature = signature_since(node_mark);
             node.signature.emplace_back(OpKind::checkpoint, out.shape());  // marks "checked"
@@ -105,12 +207,13 @@ Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
         }
     }
     // Recorded even when no input requires gradient: the region's parameters do.
-    node.output = new_slot(out.shape(), nullptr);
+    // Its inputs' Vars, kept in the node, keep them reachable.
+    node.output = new_slot(out.shape(), nullptr, static_cast<std::int64_t>(nodes_.size()));
     node.checkpoint = std::move(f);
     node.checkpoint_inputs = std::move(inputs);
     auto slot = node.output;
     nodes_.push_back(std::move(node));
-    return Var(out.shared_value()).with_slot(slot, epoch_);
+    return handle(out.shared_value(), slot);
 }
 
 std::shared_ptr<const Tensor> Tape::reuse(OpKind kind) {
@@ -137,7 +240,13 @@ void Tape::backward(const Var& loss) {
     check_current(loss, "backward");
     if (loss.size() != 1)
         throw ShapeError("backward: the loss must have exactly one element, got shape " + to_string(loss.shape()));
-    OnExit clear{[this] { reset(); }};
+    // Backward frees each node as it goes and everything at the end; counting references meanwhile
+    // would free nodes it has yet to reach.
+    ++quiet_;
+    OnExit clear{[this] {
+        reset();
+        --quiet_;
+    }};
     if (!loss.requires_grad()) return;  // nothing recorded depends on a leaf
     Tensor* seed = gradient_buffer(loss.slot());
     seed->data()[0] += 1.0f;
@@ -233,11 +342,18 @@ void Tape::release(std::size_t n) {
     slots_[static_cast<std::size_t>(node.output)].grad.reset();
 }
 
+// Drops the nodes and slots recorded since the marks (called while quiet_: nothing is collected).
 void Tape::truncate(std::size_t node_count, std::size_t slot_count) {
-    nodes_.resize(node_count);
+    for (std::size_t n = node_count; n < nodes_.size(); ++n)
+        for (std::int64_t in : nodes_[n].inputs)
+            if (in >= 0 && static_cast<std::size_t>(in) < slot_count) drop_ref(in);
+    if (nodes_.size() > node_count) nodes_.resize(node_count);
     for (std::size_t s = slot_count; s < slots_.size(); ++s)
-        if (slots_[s].leaf_key) leaf_slots_.erase(slots_[s].leaf_key);
-    slots_.resize(slot_count);
+        if (slots_[s].leaf_key) {
+            auto it = leaf_slots_.find(slots_[s].leaf_key);
+            if (it != leaf_slots_.end() && static_cast<std::size_t>(it->second) == s) leaf_slots_.erase(it);
+        }
+    if (slots_.size() > slot_count) slots_.resize(slot_count);
 }
 
 Gradient Tape::gradient(const std::function<Var()>& loss_fn, std::span<Tensor* const> wrt) {
@@ -254,31 +370,36 @@ Gradient Tape::gradient(const std::function<Var()>& loss_fn, std::span<Tensor* c
     result.loss = loss.value().data()[0];
     for (Tensor* t : wrt) {
         auto it = leaf_grads_.find(t);
-        result.grads.push_back(it != leaf_grads_.end() ? std::move(it->second) : zeros(t->shape()));
+        result.grads.push_back(it != leaf_grads_.end() ? std::move(it->second.grad) : zeros(t->shape()));
     }
     return result;
 }
 
 const Tensor* Tape::grad(const Tensor& leaf) const {
     auto it = leaf_grads_.find(&leaf);
-    return it == leaf_grads_.end() ? nullptr : &it->second;
+    return it == leaf_grads_.end() ? nullptr : &it->second.grad;
 }
 
 Tensor* Tape::grad(const Tensor& leaf) {
     auto it = leaf_grads_.find(&leaf);
-    return it == leaf_grads_.end() ? nullptr : &it->second;
+    return it == leaf_grads_.end() ? nullptr : &it->second.grad;
 }
 
 void Tape::zero_grad() {
-    for (auto& [key, g] : leaf_grads_) g.fill(0.0f);
+    std::erase_if(leaf_grads_, [](const auto& entry) { return entry.second.shared && entry.second.owner.expired(); });
+    for (auto& [key, g] : leaf_grads_) g.grad.fill(0.0f);
 }
 void Tape::clear_grads() { leaf_grads_.clear(); }
 
 void Tape::reset() {
+    ++quiet_;
+    std::vector<Node> nodes = std::move(nodes_);
     nodes_.clear();
     slots_.clear();
     leaf_slots_.clear();
-    ++epoch_;
+    nodes.clear();  // the handles their closures held find no slot any more
+    unreachable_.clear();
+    --quiet_;
 }
 
 std::vector<OpKind> Tape::recorded_kinds() const {

@@ -91,6 +91,9 @@ public:
     // A caller-owned tensor (parameter or input) as a differentiable leaf. Leaves always receive
     // gradient, whether or not anything upstream requires it. Never copies the tensor.
     virtual Var leaf(const Tensor& tensor) = 0;
+    // The same for a tensor the caller shares (a Param's): a backend that records may keep it alive
+    // for as long as the recording reads it, so the caller may move or drop its handle meanwhile.
+    virtual Var shared_leaf(std::shared_ptr<const Tensor> tensor) { return leaf(*tensor); }
     // Records an op whose output is `output`; returns it as a Var.
     virtual Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                        Pullback pullback) = 0;

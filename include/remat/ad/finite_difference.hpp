@@ -19,6 +19,7 @@ public:
     bool recomputing() const override { return false; }
 
     Var leaf(const Tensor& tensor) override;
+    Var shared_leaf(std::shared_ptr<const Tensor> tensor) override { return Var(std::move(tensor)); }
     Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                Pullback pullback) override;
     Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet) override { return f(inputs); }

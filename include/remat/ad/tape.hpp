@@ -2,10 +2,15 @@
 // The default backend: a reverse-mode tape (a Wengert list of nodes in a vector, replayed backwards).
 //
 // Leaf gradients (parameters, inputs) accumulate across backward() calls, keyed by the leaf tensor's
-// address, until zero_grad() — as PyTorch's .grad does. Everything else is freed as soon as backward
-// has used it. A checkpoint node recomputes its region onto the *end* of this same tape, bound to
-// the original input slots, backpropagates over the appended nodes and truncates them again, so the
-// order of every gradient accumulation — and therefore every bit — matches the unwrapped model.
+// address, until zero_grad() — as PyTorch's .grad does (a Param's tensor keeps its address when the
+// model moves: core/param.hpp). Everything else is freed as soon as backward has used it — or as soon
+// as nothing can reach it: each slot counts the Vars holding it and the recorded ops reading it, and
+// a recording whose count drops to zero (an evaluation pass whose result went out of scope) is
+// released with its saved tensors, and popped off the tape if it is the newest. A checkpoint node
+// recomputes its region onto the *end* of this same tape, bound to the original input slots,
+// backpropagates over the appended nodes and truncates them again, so the order of every gradient
+// accumulation — and therefore every bit — matches the unwrapped model.
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -15,6 +20,11 @@ namespace remat::ad {
 
 class Tape final : public Backend {
 public:
+    Tape();
+    ~Tape() override;
+    Tape(const Tape&) = delete;  // Vars point back at their tape
+    Tape& operator=(const Tape&) = delete;
+
     std::string_view name() const override { return "tape"; }
     bool grad_enabled() const override { return grad_enabled_; }
     void set_grad_enabled(bool enabled) override { grad_enabled_ = enabled; }
@@ -24,6 +34,7 @@ public:
     bool recomputing() const override { return recompute_depth_ > 0; }
 
     Var leaf(const Tensor& tensor) override;
+    Var shared_leaf(std::shared_ptr<const Tensor> tensor) override;
     Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                Pullback pullback) override;
     Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) override;
@@ -38,7 +49,8 @@ public:
     const Tensor* grad(const Tensor& leaf) const;
     // The same, writable: an optimiser step may clip it in place.
     Tensor* grad(const Tensor& leaf);
-    // Zero-fills every accumulated gradient (keeping the buffers, as optimisers expect).
+    // Zero-fills every accumulated gradient (keeping the buffers, as optimisers expect) and frees
+    // those of parameters that no longer exist.
     void zero_grad();
     // Frees every accumulated gradient.
     void clear_grads();
@@ -52,8 +64,10 @@ public:
     void set_checkpoint_check(bool enabled) { checkpoint_check_ = enabled; }
     bool checkpoint_check() const { return checkpoint_check_; }
 
-    // Introspection for tests and debugging.
+    // Introspection for tests and debugging. node_count() counts released nodes that newer live
+    // ones still sit behind (their saved tensors are already freed); live_node_count() does not.
     std::size_t node_count() const { return nodes_.size(); }
+    std::size_t live_node_count() const;
     std::vector<OpKind> recorded_kinds() const;
 
 private:
@@ -61,6 +75,10 @@ private:
         Shape shape;
         std::optional<Tensor> grad;          // for intermediate values
         const Tensor* leaf_key = nullptr;    // for leaves: the gradient lives in leaf_grads_
+        std::weak_ptr<const Tensor> leaf_owner;  // a shared leaf's (a Param's) tensor
+        std::uint64_t serial = 0;            // unique to this slot: Vars of a freed slot are refused
+        std::int64_t node = -1;              // the node computing it (-1 for a leaf)
+        std::uint32_t refs = 0;              // Vars holding it + recorded ops reading it
     };
     struct Node {
         OpKind kind{};
@@ -80,8 +98,15 @@ private:
         std::size_t next = 0;  // recomputation: the next kept output to hand back
         bool replaying = false;
     };
+    // What a Var's handle calls when its last copy goes: the tape, unless it is gone.
+    struct Release;
 
-    std::int64_t new_slot(const Shape& shape, const Tensor* leaf_key);
+    std::int64_t new_slot(const Shape& shape, const Tensor* leaf_key, std::int64_t node);
+    Var handle(std::shared_ptr<const Tensor> value, std::int64_t slot);
+    void unref(std::int64_t slot, std::uint64_t serial);
+    void drop_ref(std::int64_t slot);
+    void collect();
+    void free_unreachable();
     Tensor* gradient_buffer(std::int64_t slot);
     bool has_gradient(std::int64_t slot) const;
     void check_current(const Var& v, const char* what) const;
@@ -95,8 +120,19 @@ private:
     std::vector<Node> nodes_;
     std::vector<Slot> slots_;
     std::unordered_map<const Tensor*, std::int64_t> leaf_slots_;  // lookup only, never iterated
-    std::unordered_map<const Tensor*, Tensor> leaf_grads_;        // iterated only to zero or free
-    std::uint64_t epoch_ = 1;
+    // A shared leaf's gradient watches its tensor: while the entry lives, the tensor's allocation
+    // (made by make_shared) stays reserved, so no other tensor can take its address and inherit its
+    // gradient; once the tensor is gone, zero_grad() drops the entry.
+    struct LeafGrad {
+        Tensor grad;
+        std::weak_ptr<const Tensor> owner;
+        bool shared = false;  // owner was set (a borrowed leaf has none)
+    };
+    std::unordered_map<const Tensor*, LeafGrad> leaf_grads_;      // iterated only to zero or free
+    std::shared_ptr<Tape*> self_;                    // shared with Var handles; null once destroyed
+    std::vector<std::pair<std::int64_t, std::uint64_t>> unreachable_;  // slots at zero refs, to free
+    int quiet_ = 0;          // > 0: backward or a checkpoint check owns the tape; free nothing yet
+    bool collecting_ = false;
     bool grad_enabled_ = true;
     int checkpoint_forward_depth_ = 0;
     int recompute_depth_ = 0;

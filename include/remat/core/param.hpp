@@ -1,24 +1,68 @@
 #pragma once
 // Param: a trainable tensor. A plain Tensor member of a layer is a buffer (state that is saved and
 // loaded but not trained, such as BatchNorm's running mean); a Param is a parameter.
+//
+// Its tensor lives on the heap, shared with whatever recorded it: `value` names the same Tensor
+// object however often the Param (or the model holding it) is moved, so the tape's gradients —
+// tape.grad(p.value) — and the values a pending backward reads survive moving the model between
+// forward and backward, a std::vector of models reallocating, even the model being destroyed.
+//
+//   Param b = a;             copies the tensor (a new parameter)
+//   Param b = std::move(a);  b takes a's tensor, never copying it; a still names it until assigned
+//   b = std::move(a);        b becomes a's parameter (its old tensor is left to what recorded it)
+//   b = a;                   b keeps its identity and takes a copy of a's values, as b.value = a.value
 #include <memory>
+#include <new>
 
 #include "remat/ad/backend.hpp"
 
 namespace remat {
 
-struct Param {
-    Tensor value;
+struct Param final {
+private:
+    std::shared_ptr<Tensor> storage_;  // declared first: `value` binds to it
+
+public:
+    Tensor& value;
     bool frozen = false;  // frozen: read as a constant, gets no gradient and no update
+
+    Param() : Param(Tensor()) {}
+    Param(Tensor v, bool frozen_ = false)  // NOLINT: implicit, as the aggregate it replaces allowed {tensor}
+        : storage_(std::make_shared<Tensor>(std::move(v))), value(*storage_), frozen(frozen_) {}
+    Param(const Param& other) : Param(Tensor(other.value), other.frozen) {}
+    // Shares, never copies: the moved-from Param keeps naming the tensor (a reference cannot be
+    // re-seated) until it is assigned.
+    Param(Param&& other) noexcept : storage_(other.storage_), value(*storage_), frozen(other.frozen) {}
+    Param& operator=(const Param& other) {
+        if (this != &other) {
+            value = other.value;
+            frozen = other.frozen;
+        }
+        return *this;
+    }
+    // Re-seats `value` on other's tensor by ending this object and building it again in place
+    // (C++20 makes the old name refer to the new object); nothing here can throw.
+    Param& operator=(Param&& other) noexcept {
+        if (this != &other) {
+            Param taken(std::move(other));
+            this->~Param();
+            ::new (this) Param(std::move(taken));
+        }
+        return *this;
+    }
+    ~Param() = default;
 
     const Shape& shape() const { return value.shape(); }
     std::size_t size() const { return value.size(); }
+    // The tensor, shared: what the AD backend keeps alive while a recording reads it.
+    std::shared_ptr<const Tensor> shared_value() const { return storage_; }
 };
 
-// The parameter as a differentiable leaf — or as a constant when frozen. Never copies.
+// The parameter as a differentiable leaf — or as a constant when frozen. Never copies; the Var
+// shares the parameter's tensor, so it stays valid when the model moves.
 inline Var leaf(const Param& p) {
-    if (p.frozen) return Var(std::shared_ptr<const Tensor>(std::shared_ptr<void>(), &p.value));
-    return ad::leaf(p.value);
+    if (p.frozen) return Var(p.shared_value());
+    return ad::current().shared_leaf(p.shared_value());
 }
 
 }  // namespace remat
