@@ -1,7 +1,7 @@
 #include "remat/text/tokenizer.hpp"
 
 #include "remat/core/error.hpp"
-#include "remat/hf/error.hpp"
+#include "remat/core/error.hpp"
 #include "src/text/bpe.hpp"
 #include "src/text/byte_level.hpp"
 #include "src/text/pretokenize.hpp"
@@ -122,7 +122,7 @@ FolderTokenizer tokenizer_for_folder(const fs::path& dir, std::int64_t model_voc
         out.tokenizer = std::make_unique<Gpt2Tokenizer>(Gpt2Tokenizer::from_tokenizer_json(tokenizer_json));
         file = tokenizer_json;
     } else if (has_vocab || has_merges) {
-        throw hf::FormatError(dir.string() + ": has " + (has_vocab ? "vocab.json but no merges.txt" : "merges.txt but no vocab.json") +
+        throw FormatError(dir.string() + ": has " + (has_vocab ? "vocab.json but no merges.txt" : "merges.txt but no vocab.json") +
                               ", and no tokenizer.json");
     } else {
         if (model_vocab_size < 256)

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "remat/hf/error.hpp"
+#include "remat/core/error.hpp"
 #include "src/text/byte_level.hpp"
 
 namespace remat::text::detail {
@@ -27,7 +27,7 @@ namespace {
 
 constexpr std::string_view end_of_text = "<|endoftext|>";
 
-[[noreturn]] void fail(const std::string& where, const std::string& problem) { throw hf::FormatError(where + ": " + problem); }
+[[noreturn]] void fail(const std::string& where, const std::string& problem) { throw FormatError(where + ": " + problem); }
 
 std::string read_file(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);

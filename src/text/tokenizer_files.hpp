@@ -7,7 +7,7 @@
 
 namespace remat::text::detail {
 
-// Both throw hf::FormatError naming the file (and the line or JSON path) and the problem.
+// Both throw FormatError naming the file (and the line or JSON path) and the problem.
 std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const std::filesystem::path& vocab_json,
                                                         const std::filesystem::path& merges_txt);
 std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const std::filesystem::path& tokenizer_json);

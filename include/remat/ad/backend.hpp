@@ -5,6 +5,7 @@
 // over the backend, and every header heavy. Here ops are plain functions compiled once in src/, the
 // current backend is a thread-local pointer set by an RAII scope (UseBackend), and a virtual call per
 // recorded *op* (never per element) costs nothing measurable next to the kernels.
+#include "remat/core/param.hpp"
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -167,3 +168,14 @@ inline Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::
 }
 
 }  // namespace remat::ad
+
+namespace remat {
+
+// The parameter as a differentiable leaf — or as a constant when frozen. Never copies; the Var
+// shares the parameter's tensor, so it stays valid when the model moves.
+inline Var leaf(const Param& p) {
+    if (p.frozen) return Var(p.shared_value());
+    return ad::current().shared_leaf(p.shared_value());
+}
+
+}  // namespace remat

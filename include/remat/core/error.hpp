@@ -35,6 +35,13 @@ struct ValueError : Error {
     using Error::Error;
 };
 
+// A file that is malformed, truncated, unreadable or unwritable, or a tensor of the wrong dtype. The
+// message starts with the file's path and names the tensor where there is one:
+// "model.safetensors: tensor "h.0.attn.c_attn.weight": shape (768, 2304) needs 7077888 bytes, data_offsets give 7077880".
+struct FormatError : Error {
+    using Error::Error;
+};
+
 // Throws ShapeError "<what>: expected <expected>, got <actual>" unless the shapes are equal.
 void check_shape(const std::string& what, const Shape& expected, const Shape& actual);
 

@@ -1,6 +1,7 @@
 #pragma once
 // Param: a trainable tensor. A plain Tensor member of a layer is a buffer (state that is saved and
-// loaded but not trained, such as BatchNorm's running mean); a Param is a parameter.
+// loaded but not trained, such as BatchNorm's running mean); a Param is a parameter. As a
+// differentiable value it is ad::leaf(param) (remat/ad/backend.hpp).
 //
 // Its tensor lives on the heap, shared with whatever recorded it: `value` names the same Tensor
 // object however often the Param (or the model holding it) is moved, so the tape's gradients —
@@ -14,7 +15,7 @@
 #include <memory>
 #include <new>
 
-#include "remat/ad/backend.hpp"
+#include "remat/core/tensor.hpp"
 
 namespace remat {
 
@@ -57,12 +58,5 @@ public:
     // The tensor, shared: what the AD backend keeps alive while a recording reads it.
     std::shared_ptr<const Tensor> shared_value() const { return storage_; }
 };
-
-// The parameter as a differentiable leaf — or as a constant when frozen. Never copies; the Var
-// shares the parameter's tensor, so it stays valid when the model moves.
-inline Var leaf(const Param& p) {
-    if (p.frozen) return Var(p.shared_value());
-    return ad::current().shared_leaf(p.shared_value());
-}
 
 }  // namespace remat

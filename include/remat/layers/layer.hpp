@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "remat/core/error.hpp"
+#include "remat/ad/backend.hpp"
 #include "remat/core/param.hpp"
 #include "remat/core/random.hpp"
 

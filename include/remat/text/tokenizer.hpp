@@ -49,13 +49,13 @@ class Gpt2Tokenizer final : public Tokenizer {
 public:
     // vocab.json (token -> id) and merges.txt ("#version" lines skipped, one "a b" merge a line, rank =
     // order). "<|endoftext|>", when in the vocabulary, is an added token as in GPT2Tokenizer. Throws
-    // hf::FormatError naming the file: unreadable, not JSON, duplicate tokens or ids, an id that is not an
+    // FormatError naming the file: unreadable, not JSON, duplicate tokens or ids, an id that is not an
     // integer in [0, 2^31), a merges line that is not two symbols, a merge whose parts or result are not
     // in the vocabulary, a byte without its one-symbol token.
     static Gpt2Tokenizer from_files(const std::filesystem::path& vocab_json, const std::filesystem::path& merges_txt);
     // HF "tokenizers" format: model.type "BPE" with model.vocab and model.merges ("a b" strings or
     // ["a", "b"] pairs), GPT-2's ByteLevel pre-tokenizer without a prefix space, no normalizer; added_tokens
-    // are split out whole. Anything else is an hf::FormatError saying what is not supported.
+    // are split out whole. Anything else is an FormatError saying what is not supported.
     static Gpt2Tokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json);
 
     std::vector<std::int64_t> encode(std::string_view utf8_text) const override;
@@ -74,7 +74,7 @@ struct FolderTokenizer {
 };
 
 // The tokenizer of a model folder: vocab.json + merges.txt (preferred, as GPT2Tokenizer), else
-// tokenizer.json, else raw bytes with a warning. Throws hf::FormatError for a malformed or unsupported
+// tokenizer.json, else raw bytes with a warning. Throws FormatError for a malformed or unsupported
 // tokenizer file, or a folder with only one of vocab.json and merges.txt; ValueError when the model's
 // embedding cannot take every id (raw bytes with model_vocab_size < 256, a tokenizer whose largest id is
 // >= model_vocab_size) or dir is not a folder.
