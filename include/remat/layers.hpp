@@ -9,3 +9,4 @@
 #include "remat/layers/linear.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/layers/norm.hpp"
+#include "remat/tree/model.hpp"  // REMAT_MODEL

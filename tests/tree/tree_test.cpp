@@ -3,6 +3,7 @@
 #include <set>
 
 #include "remat/layers.hpp"
+#include "remat/tree/model.hpp"
 #include "remat/tree/parameters.hpp"
 #include "remat/tree/show.hpp"
 #include "remat/tree/walk.hpp"
@@ -36,6 +37,21 @@ struct Wrapped {
 };
 template <class T>
 Wrapped(T) -> Wrapped<T>;
+
+// An opaque leaf that prints through the customisation point: to_string found by ADL.
+enum class Colour { red, green };
+std::string to_string(Colour c) { return c == Colour::red ? "red" : "green"; }
+
+struct Painted {
+    BOOST_HANA_DEFINE_STRUCT(Painted, (nn::LayerNorm, ln), (Colour, colour));
+    static constexpr const char* name = "Painted";
+};
+
+// A plain model whose member types walks may still change.
+REMAT_MODEL(Plain, (nn::Linear, embed), (nn::LayerNorm, norm), (std::vector<nn::Linear>, hidden), (float, gain))
+    static constexpr const char* name = "Plain";
+    Var operator()(const Var& x) const { return embed(x) * gain; }
+};
 
 auto make_model(std::size_t layers = 3) {
     Generator rng(1);
@@ -180,4 +196,93 @@ TEST_CASE("traversal") {
         CHECK(text.find("total: 33 arrays, " + std::to_string(tree::count_parameters(model)) + " parameters") !=
               std::string::npos);
     }
+}
+
+TEST_CASE("the primitive: map_children and rebuild") {
+    auto model = make_model(2);
+
+    SUBCASE("map_children gives f's results per node kind, in order, with segments") {
+        std::vector<std::string> segments;
+        auto sizes = tree::map_children(model, [&](const std::string& segment, const auto& child) {
+            segments.push_back(segment);
+            return tree::count_parameters(child);
+        });
+        static_assert(std::is_same_v<decltype(sizes), std::tuple<std::size_t, std::size_t, std::size_t, std::size_t>>);
+        CHECK(segments == std::vector<std::string>{"wte", "h", "ln_f", "n_layer"});
+        CHECK(std::get<0>(sizes) == 88);
+        CHECK(std::get<2>(sizes) == 16);
+        auto per_block = tree::map_children(model.h, [](const std::string& segment, const auto&) { return segment; });
+        CHECK(per_block == std::vector<std::string>{"0", "1"});
+        auto inside = tree::map_children(model.ln_f, [](const std::string& segment, const auto& ln) { return segment + std::to_string(ln.eps); });
+        static_assert(std::is_same_v<decltype(inside), std::optional<std::string>>);
+        CHECK(inside == std::optional<std::string>("0.000001"));
+        CHECK(std::tuple_size_v<decltype(tree::map_children(model.n_layer, [](const std::string&, auto&) { return 0; }))> == 0);
+    }
+
+    SUBCASE("rebuild re-deduces a class template from the mapped children") {
+        using B = std::decay_t<decltype(model.h[0])>;
+        auto mapped = tree::map_children(std::move(model), [](const std::string&, auto&& child) {
+            if constexpr (tree::is_vector<decltype(child)>) {
+                std::vector<Wrapped<B>> h;
+                for (auto& b : child) h.push_back(Wrapped{std::move(b)});
+                return h;
+            } else {
+                return std::move(child);
+            }
+        });
+        auto rebuilt = tree::rebuild(std::move(model), std::move(mapped));
+        static_assert(std::is_same_v<decltype(rebuilt), Model<Wrapped<B>>>);
+        CHECK(rebuilt.n_layer == 3);
+        CHECK(rebuilt.h.size() == 2);
+    }
+
+    SUBCASE("a leaf rebuilds as itself") {
+        int n = 4;
+        CHECK(tree::rebuild(n, tree::map_children(n, [](const std::string&, int) { return 0; })) == 4);
+    }
+}
+
+TEST_CASE("show prints an opaque leaf through to_string found by argument-dependent lookup") {
+    Painted p{nn::LayerNorm::create(2), Colour::green};
+    const std::string text = tree::summary(p);
+    CHECK(text.find("  colour: green\n") != std::string::npos);
+    CHECK(tree::summary(nn::Dropout::create(0.5f)).find("mode=automatic") != std::string::npos);
+}
+
+TEST_CASE("REMAT_MODEL: a plain model whose member types a walk can change") {
+    Generator rng(3);
+    std::vector<nn::Linear> hidden;
+    hidden.push_back(nn::Linear::create(4, 4, rng));
+    Plain plain{nn::Linear::create(2, 4, rng), nn::LayerNorm::create(4), std::move(hidden), 3.0f};
+    static_assert(std::is_same_v<Plain, BasicPlain<>>);
+    static_assert(std::is_same_v<decltype(plain.gain), float>);
+    CHECK(tree::child_segments(plain) == std::vector<std::string>{"embed", "norm", "hidden", "gain"});
+    const std::string printed = tree::summary(plain);
+    CHECK(printed.find("Plain(\n  embed: Linear(2 => 4)") == 0);
+    const float* storage = plain.embed.weight.value.data();
+
+    auto wrapped = tree::postwalk(
+        [](auto&& node) {
+            if constexpr (std::is_same_v<tree::bare<decltype(node)>, nn::Linear>)
+                return Wrapped{std::move(node)};
+            else
+                return std::move(node);
+        },
+        std::move(plain));
+    static_assert(std::is_same_v<decltype(wrapped), BasicPlain<Wrapped<nn::Linear>, nn::LayerNorm, std::vector<Wrapped<nn::Linear>>, float>>);
+    CHECK(wrapped.gain == 3.0f);  // every member is reflected: nothing resets
+    CHECK(wrapped.embed.inner.weight.value.data() == storage);
+    CHECK(tree::named_parameters(wrapped).front().first == "embed.weight");
+    CHECK(tree::named_parameters(wrapped).back().first == "hidden.0.bias");
+
+    auto back = tree::postwalk(
+        [](auto&& node) {
+            if constexpr (std::is_same_v<tree::bare<decltype(node)>, Wrapped<nn::Linear>>)
+                return std::move(node.inner);
+            else
+                return std::move(node);
+        },
+        std::move(wrapped));
+    static_assert(std::is_same_v<decltype(back), Plain>);
+    CHECK(tree::summary(back) == printed);
 }

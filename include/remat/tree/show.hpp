@@ -9,17 +9,27 @@
 //   total: 4 arrays, 49 parameters
 //
 // A layer with describe() prints on one line; other structs list their members. Transparent
-// wrappers (Checkpointed<T>) print as what they wrap.
+// wrappers (Checkpointed<T>) print as what they wrap. An opaque leaf prints as a number, a bool,
+// `to_string(leaf)` when argument-dependent lookup finds one (the customisation point: nn::Mode
+// prints so), or its type's `name`; other leaves (generator handles, options) are not shown.
 #include <ostream>
 #include <sstream>
 #include <string>
 
 #include <boost/hana/length.hpp>
 
-#include "remat/layers/layer.hpp"
 #include "remat/tree/parameters.hpp"
 
 namespace remat::tree {
+
+// Found only by argument-dependent lookup: the deleted overload stops ordinary lookup here.
+namespace leaf_string {
+void to_string() = delete;
+template <class T>
+concept printable = requires(const T& t) { { to_string(t) } -> std::convertible_to<std::string>; };
+template <class T>
+std::string of(const T& t) { return to_string(t); }
+}  // namespace leaf_string
 
 namespace detail {
 template <class T>
@@ -62,10 +72,8 @@ void show_node(std::ostream& os, const X& x, const std::string& label, const std
     } else if constexpr (is_buffer<T>) {
         os << head << "buffer" << remat::to_string(x.shape()) << "\n";
     } else if constexpr (is_optional<T>) {
-        if (x)
-            show_node(os, *x, label, indent);
-        else
-            os << head << "none\n";
+        if (!x) os << head << "none\n";
+        for_each_child(x, [&](const std::string&, const auto& value) { show_node(os, value, label, indent); });
     } else if constexpr (has_children<T>) {
         const char* open = is_vector<T> ? "[" : "(";
         const char* close = is_vector<T> ? "]" : ")";
@@ -88,8 +96,8 @@ void show_node(std::ostream& os, const X& x, const std::string& label, const std
         os << head << (x ? "true" : "false") << "\n";
     } else if constexpr (std::is_arithmetic_v<T>) {
         os << head << x << "\n";
-    } else if constexpr (std::is_same_v<T, nn::Mode>) {
-        os << head << nn::to_string(x) << "\n";
+    } else if constexpr (leaf_string::printable<T>) {
+        os << head << leaf_string::of(x) << "\n";
     } else if constexpr (named<T>) {
         os << head << T::name << "\n";
     }
