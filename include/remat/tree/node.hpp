@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "remat/ad/var.hpp"
 #include "remat/core/param.hpp"
 
 namespace remat::tree {
