@@ -63,6 +63,15 @@ void Generator::fill_normal(float* out, std::size_t n, float mean, float std) {
     }
 }
 
+Generator Generator::fork(std::uint64_t stream) const {
+    // Counter words 2 and 3 are zero in every block the stream draws (block indices are 64-bit), so
+    // a nonzero tag there keeps derived keys out of the space of drawn numbers.
+    constexpr std::uint32_t tag = 0x666f726b;  // "fork"
+    auto bits = philox4x32({static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32), tag, 1u},
+                           {static_cast<std::uint32_t>(state_.key), static_cast<std::uint32_t>(state_.key >> 32)});
+    return Generator(std::uint64_t{bits[0]} | std::uint64_t{bits[1]} << 32);
+}
+
 std::shared_ptr<Generator> default_generator() {
     static auto shared = std::make_shared<Generator>(0x5EED);
     return shared;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "remat/core/error.hpp"
 #include "remat/core/tensor.hpp"
 
 namespace remat {
@@ -24,6 +25,14 @@ public:
     std::size_t dim() const { return value_->dimension(); }
     std::size_t size() const { return value_->size(); }
     bool defined() const { return value_ != nullptr; }
+    // The one element of a one-element value (a loss), as PyTorch's .item(); anything else throws
+    // ShapeError naming the shape, rather than silently reading the first element.
+    float item() const {
+        if (!value_) throw ValueError("item: the Var holds no value");
+        if (value_->size() != 1)
+            throw ShapeError("item: expected a value with one element, got shape " + to_string(value_->shape()));
+        return *value_->data();
+    }
     // Gradients flow into this value (it was recorded by the current tape).
     bool requires_grad() const { return slot_ >= 0; }
 
@@ -49,5 +58,7 @@ private:
     std::int64_t slot_ = -1;
     std::uint64_t epoch_ = 0;
 };
+
+inline float item(const Var& v) { return v.item(); }
 
 }  // namespace remat

@@ -38,6 +38,10 @@ public:
         state_.offset += blocks;
         return before;
     }
+    // An independent generator for `stream`, keyed by (this key, stream) alone — as JAX splits a
+    // key: it draws nothing from this generator and does not depend on how far this one has drawn,
+    // so per-layer, per-model or per-thread generators follow from one seed in any order.
+    Generator fork(std::uint64_t stream) const;
 
 private:
     State state_;

@@ -9,6 +9,8 @@
 // The state holds one tree of the model's own type per moment the rule keeps (SGD with momentum: 1,
 // Adam: 2), so state.moments[0].h[3].attn.c_attn.weight is that parameter's first moment.
 // Frozen parameters are skipped. Semantics are PyTorch's (torch.optim.SGD / Adam / AdamW).
+// save_state / load_state (train/state_file.hpp) keep a state on disk; schedules (train/schedules.hpp)
+// set state.rule.lr from state.step.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -24,16 +26,30 @@ namespace remat::train {
 struct SGD {
     float lr = 0.01f, momentum = 0.0f, weight_decay = 0.0f;
     static constexpr std::size_t moments = 1;
+    static constexpr const char* name = "SGD";
+    // f(name, setting&) for each hyper-parameter: what save_state writes and load_state restores.
+    template <class Rule, class F>
+    static void settings(Rule& r, F&& f) { f("lr", r.lr); f("momentum", r.momentum); f("weight_decay", r.weight_decay); }
 };
 // m, v running moments with bias correction;  p −= lr·m̂/(√v̂ + eps);  weight_decay adds to g (L2)
 struct Adam {
     float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
     static constexpr std::size_t moments = 2;
+    static constexpr const char* name = "Adam";
+    template <class Rule, class F>
+    static void settings(Rule& r, F&& f) {
+        f("lr", r.lr); f("beta1", r.beta1); f("beta2", r.beta2); f("eps", r.eps); f("weight_decay", r.weight_decay);
+    }
 };
 // Adam with decoupled weight decay: p ·= 1 − lr·weight_decay first.
 struct AdamW {
     float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
     static constexpr std::size_t moments = 2;
+    static constexpr const char* name = "AdamW";
+    template <class Rule, class F>
+    static void settings(Rule& r, F&& f) {
+        f("lr", r.lr); f("beta1", r.beta1); f("beta2", r.beta2); f("eps", r.eps); f("weight_decay", r.weight_decay);
+    }
 };
 
 template <class Rule, class Model>
