@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/gpt2/gpt2.hpp"
+#include "tests/support/tiny_gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/core/param.hpp"
@@ -14,16 +15,7 @@
 using namespace remat;
 
 namespace {
-gpt2::Config tiny(float dropout) {
-    gpt2::Config c;
-    c.vocab_size = 50;
-    c.n_positions = 12;
-    c.n_embd = 16;
-    c.n_layer = 4;
-    c.n_head = 4;
-    c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = dropout;
-    return c;
-}
+gpt2::Config tiny(float dropout) { return test::tiny_gpt2(4, dropout); }
 
 IdTensor ids(std::int64_t offset = 0) {
     IdTensor t = IdTensor::from_shape({2, 6});

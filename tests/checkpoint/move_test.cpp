@@ -7,21 +7,15 @@
 #include <vector>
 
 #include "models/gpt2/gpt2.hpp"
+#include "tests/support/tiny_gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/tree/parameters.hpp"
 
 using namespace remat;
 
 namespace {
-gpt2::Config tiny() {  // dropout on (the config's 0.1): the recomputation must replay its masks
-    gpt2::Config c;
-    c.vocab_size = 50;
-    c.n_positions = 12;
-    c.n_embd = 16;
-    c.n_layer = 4;
-    c.n_head = 4;
-    return c;
-}
+// Dropout on (0.1): the recomputation must replay its masks.
+gpt2::Config tiny() { return test::tiny_gpt2(4); }
 
 IdTensor ids() {
     IdTensor t = IdTensor::from_shape({2, 6});

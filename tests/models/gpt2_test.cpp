@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "models/gpt2/gpt2.hpp"
+#include "tests/support/tiny_gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
@@ -12,15 +13,7 @@
 using namespace remat;
 
 namespace {
-gpt2::Config tiny() {
-    gpt2::Config c;
-    c.vocab_size = 50;
-    c.n_positions = 12;
-    c.n_embd = 16;
-    c.n_layer = 3;
-    c.n_head = 4;
-    return c;
-}
+gpt2::Config tiny() { return test::tiny_gpt2(3); }
 IdTensor ids_of(std::initializer_list<std::initializer_list<std::int64_t>> rows) {
     IdTensor t = IdTensor::from_shape({rows.size(), rows.begin()->size()});
     std::size_t b = 0;
