@@ -1,5 +1,5 @@
 // A user's program in the style of the docs, built against the *installed* remat (pkg-config only)
-// and run under ASan in the sanitizer CI run: a custom block, a model of them, checkpointing,
+// and run under ASan in the sanitizer CI run: a custom block, a plain-struct model of them, checkpointing,
 // training with AdamW, evaluation passes without no-grad, and the model moved into a container
 // between forward and backward; plus a GPT-2 from the installed model headers. Returns nonzero on
 // any broken promise.
@@ -39,23 +39,20 @@ struct Block {
     }
 };
 
-template <class B>
-struct Net {
-    BOOST_HANA_DEFINE_STRUCT(Net, (nn::Linear, embed), (std::vector<B>, blocks), (nn::Linear, head));
+// A plain struct of layers: REMAT_MODEL makes it a model set_checkpointing can rewrite.
+REMAT_MODEL(Net, (nn::Linear, embed), (std::vector<Block>, blocks), (nn::Linear, head))
     static constexpr const char* name = "Net";
     Var operator()(const Var& x) { return nn::call("head", head, run_blocks(blocks, "blocks", nn::call("embed", embed, x))); }
 };
-template <class B>
-Net(nn::Linear, std::vector<B>, nn::Linear) -> Net<B>;
 
-Net<Block> make_net(std::uint64_t seed) {
+Net make_net(std::uint64_t seed) {
     Generator rng(seed);
     auto dropout = std::make_shared<Generator>(seed + 1);  // this model's own dropout generator
     auto embed = nn::Linear::create(3, 8, rng);
     std::vector<Block> blocks;
     for (int i = 0; i < 4; ++i) blocks.push_back(Block::create(8, rng, dropout));
     auto head = nn::Linear::create(8, 1, rng);
-    return Net<Block>{std::move(embed), std::move(blocks), std::move(head)};
+    return Net{std::move(embed), std::move(blocks), std::move(head)};
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
