@@ -72,8 +72,8 @@ public:
     virtual ~Model() = default;
     virtual std::vector<hf::NamedTensor> named_tensors() = 0;  // parameters and buffers, by path
     virtual std::vector<std::pair<std::string, Param*>> named_parameters() = 0;
-    std::vector<Param*> parameters();
-    std::size_t count_parameters();
+    virtual std::vector<Param*> parameters() = 0;  // in named_parameters() order, without the paths
+    virtual std::size_t count_parameters() = 0;
     virtual void set_training(bool training) = 0;  // nn::trainmode / nn::testmode
     // The head's output: logits (B, T, V); a base model's hidden states (B, T, C).
     virtual Var logits(const Inputs& in) = 0;

@@ -30,6 +30,8 @@ public:
 
     std::vector<hf::NamedTensor> named_tensors() override { return hf::named_tensors(model_); }
     std::vector<std::pair<std::string, Param*>> named_parameters() override { return tree::named_parameters(model_); }
+    std::vector<Param*> parameters() override { return tree::parameters(model_); }
+    std::size_t count_parameters() override { return tree::count_parameters(model_); }
     void set_training(bool training) override { training ? nn::trainmode(model_) : nn::testmode(model_); }
     Var logits(const Inputs& in) override { return Facts::logits(model_, in); }
     Var loss(const Var& logits, const IdTensor& labels) override {

@@ -40,18 +40,6 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 
 }  // namespace
 
-std::vector<Param*> Model::parameters() {
-    std::vector<Param*> out;
-    for (auto& [path, p] : named_parameters()) out.push_back(p);
-    return out;
-}
-
-std::size_t Model::count_parameters() {
-    std::size_t n = 0;
-    for (auto& [path, p] : named_parameters()) n += p->size();
-    return n;
-}
-
 const std::vector<const Architecture*>& architectures() { return listing(); }
 
 void register_architecture(Architecture architecture) {

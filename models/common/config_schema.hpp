@@ -101,7 +101,10 @@ public:
     Schema& null_when_zero() {  // written as null when 0 (HF's "n_inner": null)
         Field& f = last();
         f.nullable = true;
-        f.write = [write = f.write](const C& c) { return write(c) == json(0) ? json(nullptr) : write(c); };
+        f.write = [write = f.write](const C& c) {
+            json v = write(c);
+            return v == json(0) ? json(nullptr) : v;
+        };
         return *this;
     }
     // A check across fields, run after the fields' own: throws ValueError(what + ": …").

@@ -1,24 +1,13 @@
 #include "src/cli/model_folder.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "models/common/config_json.hpp"
 #include "src/cli/errors.hpp"
 
 namespace remat::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-std::string read_config(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Failure(path.string() + ": cannot read");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-}  // namespace
 
 ModelFolder inspect(const fs::path& dir) {
     std::error_code ec;
@@ -27,7 +16,7 @@ ModelFolder inspect(const fs::path& dir) {
     const fs::path config = dir / "config.json";
     if (!fs::exists(config, ec))
         throw Failure(dir.string() + ": no config.json (a model folder holds config.json and model.safetensors)");
-    std::string text = read_config(config);
+    std::string text = config_json::read_file(config);
     const models::Architecture& architecture = models::find_for_config(text, config.string());
     architecture.check_config(text, config.string());
     return {dir, config, std::move(text), &architecture};
