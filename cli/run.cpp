@@ -1,4 +1,4 @@
-#include "src/cli/run.hpp"
+#include "cli/run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,11 +6,11 @@
 
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
-#include "src/cli/errors.hpp"
-#include "src/cli/inputs.hpp"
-#include "src/cli/model_folder.hpp"
-#include "src/cli/numbers.hpp"
-#include "src/cli/output.hpp"
+#include "cli/errors.hpp"
+#include "cli/inputs.hpp"
+#include "cli/model_folder.hpp"
+#include "cli/numbers.hpp"
+#include "cli/output.hpp"
 
 namespace remat::cli {
 

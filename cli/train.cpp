@@ -1,4 +1,4 @@
-#include "src/cli/train.hpp"
+#include "cli/train.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "remat/layers/modes.hpp"
-#include "src/cli/errors.hpp"
-#include "src/cli/model_folder.hpp"
-#include "src/cli/numbers.hpp"
-#include "src/cli/output.hpp"
-#include "src/cli/progress.hpp"
+#include "cli/errors.hpp"
+#include "cli/model_folder.hpp"
+#include "cli/numbers.hpp"
+#include "cli/output.hpp"
+#include "cli/progress.hpp"
 
 namespace remat::cli {
 

@@ -1,4 +1,4 @@
-#include "src/cli/training.hpp"
+#include "cli/training.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 namespace remat::cli {
 

@@ -1,8 +1,8 @@
-#include "src/cli/init.hpp"
+#include "cli/init.hpp"
 
 #include <cstdio>
 
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 namespace remat::cli {
 

@@ -1,4 +1,4 @@
-#include "src/cli/progress.hpp"
+#include "cli/progress.hpp"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
-#include "src/cli/inputs.hpp"
+#include "cli/inputs.hpp"
 
 #include "remat/hf/safetensors.hpp"
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 namespace remat::cli {
 

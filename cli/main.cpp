@@ -7,13 +7,13 @@
 
 #include "models/architecture.hpp"
 #include "remat/core/error.hpp"
-#include "src/cli/demo.hpp"
-#include "src/cli/errors.hpp"
-#include "src/cli/info.hpp"
-#include "src/cli/init.hpp"
-#include "src/cli/numbers.hpp"
-#include "src/cli/run.hpp"
-#include "src/cli/train.hpp"
+#include "cli/demo.hpp"
+#include "cli/errors.hpp"
+#include "cli/info.hpp"
+#include "cli/init.hpp"
+#include "cli/numbers.hpp"
+#include "cli/run.hpp"
+#include "cli/train.hpp"
 
 using namespace remat::cli;
 
@@ -26,7 +26,7 @@ bool is_command(const char* arg) {
     return false;
 }
 
-// Numbers are taken as text and read strictly (src/cli/numbers.hpp); empty means "not given".
+// Numbers are taken as text and read strictly (cli/numbers.hpp); empty means "not given".
 struct Text {
     std::string value;
     bool given() const { return !value.empty(); }

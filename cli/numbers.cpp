@@ -1,10 +1,10 @@
-#include "src/cli/numbers.hpp"
+#include "cli/numbers.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 namespace remat::cli {
 

@@ -1,4 +1,4 @@
-#include "src/cli/demo.hpp"
+#include "cli/demo.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <functional>
 
 #include "remat/layers/modes.hpp"
-#include "src/cli/errors.hpp"
-#include "src/cli/model_folder.hpp"
-#include "src/cli/progress.hpp"
+#include "cli/errors.hpp"
+#include "cli/model_folder.hpp"
+#include "cli/progress.hpp"
 
 namespace remat::cli {
 

@@ -1,9 +1,9 @@
-#include "src/cli/model_folder.hpp"
+#include "cli/model_folder.hpp"
 
 #include <algorithm>
 
 #include "models/common/config_json.hpp"
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 namespace remat::cli {
 

@@ -16,7 +16,7 @@
 #include "remat/train/optimisers.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "models/architecture.hpp"
-#include "src/cli/model_folder.hpp"
+#include "cli/model_folder.hpp"
 
 namespace remat::cli {
 

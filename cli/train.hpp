@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "src/cli/training.hpp"
+#include "cli/training.hpp"
 
 namespace remat::cli {
 

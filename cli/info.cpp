@@ -1,12 +1,12 @@
-#include "src/cli/info.hpp"
+#include "cli/info.hpp"
 
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "remat/hf/checkpoint_files.hpp"
-#include "src/cli/errors.hpp"
-#include "src/cli/model_folder.hpp"
+#include "cli/errors.hpp"
+#include "cli/model_folder.hpp"
 
 
 namespace remat::cli {

@@ -1,4 +1,4 @@
-#include "src/cli/errors.hpp"
+#include "cli/errors.hpp"
 
 #include <cstdio>
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "src/cli/training.hpp"
+#include "cli/training.hpp"
 
 namespace remat::cli {
 
