@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ public:
     virtual std::int64_t vocab_size() const = 0;
     // "GPT-2 byte-level BPE (vocab.json + merges.txt, 50257 tokens)", "raw bytes (256 ids)".
     virtual std::string describe() const = 0;
+    // The id that separates documents in a token file (GPT-2's "<|endoftext|>", BERT's "[SEP]");
+    // none (raw bytes) joins documents as they are.
+    virtual std::optional<std::int64_t> document_separator() const { return std::nullopt; }
+    // The largest p <= text.size() at which the text may be cut without changing its ids:
+    // encode(text[0, p)) followed by encode(text[p, end)) equals encode(text). 0 when there is none in
+    // `text`. Streaming encoders cut long documents only there; the default never cuts.
+    virtual std::size_t last_safe_cut(std::string_view) const { return 0; }
 };
 
 // id = byte value. Every byte string round-trips, UTF-8 or not.
