@@ -5,6 +5,7 @@
 // Without DIR the model is a small byte-level model of the table's first causal LM, made from the
 // seed, and the text is
 // data/founding-texts.txt, compiled into the binary.
+#include "cli/command.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -25,7 +26,11 @@ struct DemoOptions {
 
 int demo(const DemoOptions& options);
 
+
 // data/founding-texts.txt (generated into the build by tools/embed_file.py).
 std::string_view demo_text();
+
+// `remat demo` and its flags, registered on the `remat` app.
+Command add_demo_command(CLI::App& remat);
 
 }  // namespace remat::cli

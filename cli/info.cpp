@@ -1,3 +1,5 @@
+#include <memory>
+#include "cli/flags.hpp"
 #include "cli/info.hpp"
 
 #include <charconv>
@@ -74,6 +76,18 @@ int info(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw Failure(path.string() + ": no such file or folder");
     return fs::is_directory(path, ec) ? info_folder(path) : info_file(path);
+}
+
+Command add_info_command(CLI::App& remat) {
+    auto path = std::make_shared<std::string>();
+    CLI::App* command = remat.add_subcommand(
+        "info", "Describe a model folder (architecture, config, checkpoint tensors, parameter count) or a .safetensors file");
+    command->add_option("PATH", *path, "A model folder (config.json + model.safetensors) or a .safetensors file")
+        ->required()
+        ->type_name("");
+    command->footer(all_architectures() + "\nExample:\n  remat info models/" + models::model_types().front() +
+                    "          # prints e.g. \"parameters: 124439808\"");
+    return {command, [path] { return info(*path); }};
 }
 
 }  // namespace remat::cli

@@ -1,5 +1,6 @@
 #pragma once
 // `remat info PATH`: what a model folder or a .safetensors file holds.
+#include "cli/command.hpp"
 #include <filesystem>
 
 namespace remat::cli {
@@ -8,5 +9,9 @@ namespace remat::cli {
 // checkpoint's tensors and the exact parameter count ("parameters: 124439808"); load warnings go to
 // stderr. A file: its validated safetensors header. Throws on any problem; returns the exit code.
 int info(const std::filesystem::path& path);
+
+
+// `remat info` and its flags, registered on the `remat` app.
+Command add_info_command(CLI::App& remat);
 
 }  // namespace remat::cli

@@ -1,8 +1,12 @@
 #include "cli/init.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include "cli/errors.hpp"
+#include "cli/flags.hpp"
+#include "cli/numbers.hpp"
 
 namespace remat::cli {
 
@@ -57,6 +61,67 @@ int init(const InitOptions& o) {
                 describe(architecture, architecture.summary(config).sizes).c_str(), model->count_parameters(),
                 static_cast<unsigned long long>(o.seed));
     return exit_ok;
+}
+
+namespace {
+// "<what>: <field> (<model_type>), …; default: <value> (<model_type>), …" for the index-th size.
+std::string size_help(const std::string& what, std::size_t index) {
+    std::string fields, defaults;
+    std::vector<std::string> seen;
+    for (const models::Architecture* a : models::architectures()) {
+        if (std::find(seen.begin(), seen.end(), a->model_type) != seen.end()) continue;  // --arch takes the first
+        seen.push_back(a->model_type);
+        const models::Sizes& d = a->default_sizes;
+        const std::size_t values[] = {d.n_layer, d.n_embd, d.n_head, d.vocab_size, d.n_positions};
+        fields += (fields.empty() ? "" : ", ") + a->size_fields[index] + " (" + a->model_type + ")";
+        defaults += (defaults.empty() ? "" : ", ") + std::to_string(values[index]) + " (" + a->model_type + ")";
+    }
+    return what + ": " + fields + "; default: " + defaults;
+}
+
+struct InitFlags {
+    InitOptions options;
+    std::string dir;
+    Text n_layer, n_embd, n_head, vocab_size, n_positions, seed;
+};
+}  // namespace
+
+Command add_init_command(CLI::App& remat) {
+    auto f = std::make_shared<InitFlags>();
+    const std::string first_type = models::model_types().front();
+    CLI::App* command = remat.add_subcommand("init", "Write a randomly initialised model folder (HF's init) of any architecture");
+    command->add_option("DIR", f->dir, "The model folder to write: config.json and model.safetensors")->required()->type_name("");
+    std::string arch_help;
+    for (const std::string& t : models::model_types())
+        arch_help += (arch_help.empty() ? "" : ", ") + t + " (" + architecture_for_init(t).hf_class + ")";
+    command->add_option("--arch", f->options.arch, "The model_type: " + arch_help)->required()->type_name("ARCH");
+    add(command, "--n-layer", f->n_layer, size_help("Blocks", 0), "N");
+    add(command, "--n-embd", f->n_embd, size_help("Hidden size", 1), "C");
+    add(command, "--n-head", f->n_head, size_help("Attention heads, dividing --n-embd", 2), "H");
+    add(command, "--vocab-size", f->vocab_size, size_help("Vocabulary size", 3), "V");
+    add(command, "--n-positions", f->n_positions, size_help("Longest sequence", 4), "T");
+    add(command, "--seed", f->seed, "Seed of the initialisation: the same seed and sizes give the same files (default: 0)",
+        "S");
+    command->add_flag("--force", f->options.force, "Overwrite a model already in DIR");
+    command->footer(
+        "Weights are drawn as HuggingFace initialises each architecture (its _init_weights), from --seed. Unset\n"
+        "sizes keep HF's defaults; each size sets the architecture's own config field.\n"
+        "\nArchitectures it writes (--arch):\n" +
+        architecture_lines([](const auto& a) { return &a == &architecture_for_init(a.model_type); }) +
+        "\n"
+        "Example:\n"
+        "  remat init tiny --arch " + first_type + " --n-layer 4 --n-embd 128 --n-head 4 --vocab-size 256 --n-positions 128 --seed 1");
+    return {command, [f] {
+                InitOptions o = f->options;
+                o.dir = f->dir;
+                o.n_layer = count_if_given("--n-layer", f->n_layer, 1);
+                o.n_embd = count_if_given("--n-embd", f->n_embd, 1);
+                o.n_head = count_if_given("--n-head", f->n_head, 1);
+                o.vocab_size = count_if_given("--vocab-size", f->vocab_size, 1);
+                o.n_positions = count_if_given("--n-positions", f->n_positions, 1);
+                if (f->seed.given()) o.seed = static_cast<std::uint64_t>(parse_count("--seed", f->seed.value, 0));
+                return init(o);
+            }};
 }
 
 }  // namespace remat::cli

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/command.hpp"
 #include "models/architecture.hpp"
 
 namespace remat::cli {
@@ -21,6 +22,9 @@ struct InitOptions {
 };
 
 int init(const InitOptions& options);
+
+// `remat init` and its flags, registered on the `remat` app.
+Command add_init_command(CLI::App& remat);
 
 // The table's architecture for an --arch value: the first entry of that model_type; Failure listing
 // the model_types otherwise.

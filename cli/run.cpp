@@ -1,3 +1,5 @@
+#include <memory>
+#include "cli/flags.hpp"
 #include "cli/run.hpp"
 
 #include <algorithm>
@@ -141,6 +143,50 @@ int run(const RunOptions& options) {
     const Measured m = measure(*model, in, labels, static_cast<std::size_t>(options.repeat));
     write_output(options, architecture, policy, *model, m);
     return exit_ok;
+}
+
+namespace {
+struct RunFlags {
+    RunOptions options;
+    std::string dir, input, output;
+    Text repeat;
+};
+}  // namespace
+
+Command add_run_command(CLI::App& remat) {
+    auto f = std::make_shared<RunFlags>();
+    CLI::App* command = remat.add_subcommand(
+        "run", "Run one forward and backward pass (dropout off) and write logits, loss, gradients and stats");
+    command->add_option("DIR", f->dir, "A model folder: config.json (" + models::join(models::model_types(), "or") + ") and model.safetensors")
+        ->required()
+        ->type_name("");
+    command->add_option("--input,-i", f->input, "IN.safetensors: input_ids (I64, (B, T)), optional attention_mask, "
+                                                "token_type_ids, labels (I64, (B, T); label -100 = ignore)")
+        ->required()
+        ->type_name("IN");
+    command->add_option("--out,-o", f->output, "OUT.safetensors to write (atomically): logits, loss, stats.*, and grad.* with --grads")
+        ->required()
+        ->type_name("OUT");
+    command->add_flag("--grads", f->options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
+    command->add_option("--checkpoint", f->options.checkpoint,
+                        "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
+        ->type_name("POLICY");
+    add(command, "--repeat", f->repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");
+    command->footer(
+        "OUT holds logits (F32, (B, T, V)), loss (F32, ()), stats.seconds and stats.peak_activation_bytes (F64, ()),\n"
+        "and with --grads grad.NAME (F32) for every parameter. A causal LM without labels uses input_ids as labels;\n"
+        "a masked LM without labels writes logits and stats only.\n"
+        "\n" + all_architectures() + "\n"
+        "Example:\n"
+        "  remat run models/" + models::model_types().front() + " --input batch.safetensors --out out.safetensors --grads --checkpoint blocks --repeat 5");
+    return {command, [f] {
+                RunOptions o = f->options;
+                o.dir = f->dir;
+                o.input = f->input;
+                o.output = f->output;
+                if (f->repeat.given()) o.repeat = parse_count("--repeat", f->repeat.value, 1);
+                return run(o);
+            }};
 }
 
 }  // namespace remat::cli

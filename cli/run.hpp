@@ -2,6 +2,7 @@
 // `remat run DIR --input IN --out OUT`: one forward and backward pass of a model folder's model on a
 // batch, with dropout off, writing logits, loss, optionally every parameter gradient, and measured
 // time and activation memory (the contract: ../../docs/cli.md).
+#include "cli/command.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -17,5 +18,9 @@ struct RunOptions {
 
 // Throws on any problem (nothing is written then); returns the exit code.
 int run(const RunOptions& options);
+
+
+// `remat run` and its flags, registered on the `remat` app.
+Command add_run_command(CLI::App& remat);
 
 }  // namespace remat::cli

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "remat/layers/modes.hpp"
 #include "cli/errors.hpp"
+#include "cli/flags.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output.hpp"
@@ -103,6 +105,49 @@ int train(const TrainOptions& o) {
         std::printf("saved %s: %s\n", o.save->string().c_str(), files.c_str());
     }
     return exit_ok;
+}
+
+namespace {
+struct TrainFlags {
+    TrainOptions options;
+    std::string dir, data, save, log_every;
+    TrainingFlags training;
+};
+}  // namespace
+
+Command add_train_command(CLI::App& remat) {
+    auto f = std::make_shared<TrainFlags>();
+    CLI::App* command = remat.add_subcommand(
+        "train", "Fine-tune a causal language model folder on a text file (AdamW, gradient clipping) and save it");
+    command->add_option("DIR", f->dir, "A causal LM model folder; its tokenizer files (vocab.json + merges.txt or tokenizer.json) tokenise the text")
+        ->required()
+        ->type_name("");
+    command->add_option("--data", f->data, "A UTF-8 text file to train on")->required()->type_name("TEXT");
+    f->training.add_to(command, "100", "5e-05");
+    command->add_option("--checkpoint", f->options.checkpoint,
+                        "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
+        ->type_name("POLICY");
+    command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")
+        ->type_name("OUT");
+    command->add_option("--log-every", f->log_every,
+                        "When not on a terminal, print a line every K steps (default: steps/20)")
+        ->type_name("K");
+    command->footer(
+        "Each step draws --batch windows of --seq consecutive tokens from the text, at offsets drawn from --seed,\n"
+        "and minimises the mean next-token cross-entropy (HF's causal LM loss with labels = the window).\n"
+        "On a terminal one live line shows step, loss, tokens/s, peak activation memory and ETA.\n"
+        "\n" + causal_lms() + "\n"
+        "Example:\n"
+        "  remat train tiny --data book.txt --steps 200 --batch 8 --seq 128 --checkpoint blocks --lr 1e-3 --save out");
+    return {command, [f] {
+                TrainOptions o = f->options;
+                o.dir = f->dir;
+                o.data = f->data;
+                if (!f->save.empty()) o.save = f->save;
+                f->training.read(o.steps, o.batch, o.seq, o.hyper, o.seed);
+                if (!f->log_every.empty()) o.log_every = parse_count("--log-every", f->log_every, 1);
+                return train(o);
+            }};
 }
 
 }  // namespace remat::cli

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/command.hpp"
 #include "cli/training.hpp"
 
 namespace remat::cli {
@@ -23,5 +24,8 @@ struct TrainOptions {
 };
 
 int train(const TrainOptions& options);
+
+// `remat train` and its flags, registered on the `remat` app.
+Command add_train_command(CLI::App& remat);
 
 }  // namespace remat::cli
