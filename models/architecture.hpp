@@ -7,6 +7,7 @@
 //   std::unique_ptr<models::Model> model = models::load(arch, folder, Policy::parse("blocks"));
 //   Var logits = model->logits({.input_ids = ids});
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -64,6 +65,12 @@ public:
     virtual ~Optimiser() = default;
     // One step, given each parameter's gradient in parameters() order (null: zero).
     virtual void update(std::span<const Tensor* const> grads) = 0;
+    // The rate of the next update (a schedule sets it before each, from step()).
+    virtual void set_learning_rate(float lr) = 0;
+    virtual std::int64_t step() const = 0;  // updates done
+    // The state on disk (train/state_file.hpp): the moments, the step and the rule's settings.
+    virtual void save_state(const std::filesystem::path& path) const = 0;
+    virtual void load_state(const std::filesystem::path& path) = 0;
 };
 
 // A model of any architecture, behind one interface; the struct itself stays a plain struct.
@@ -81,7 +88,11 @@ public:
     virtual Var loss(const Var& logits, const IdTensor& labels) = 0;
     virtual hf::LoadReport load(const std::filesystem::path& dir) = 0;  // hf::load with the model's naming
     virtual void save(const std::string& config_json, const std::filesystem::path& dir) = 0;  // hf::save
+    // torch.optim.AdamW over every parameter.
     virtual std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) = 0;
+    // AdamW as HF Trainer sets it up: biases and normalisation weights do not decay
+    // (train::weight_decay_mask).
+    virtual std::unique_ptr<Optimiser> trainer_adamw(const train::AdamW& rule) = 0;
 };
 
 // One table entry. Configs travel as config.json text: the entry parses them itself.

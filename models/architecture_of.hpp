@@ -6,6 +6,8 @@
 
 #include "models/architecture.hpp"
 #include "remat/layers/modes.hpp"
+#include "remat/train/state_file.hpp"
+#include "remat/train/weight_decay.hpp"
 #include "remat/tree/parameters.hpp"
 
 namespace remat::models {
@@ -15,8 +17,15 @@ namespace detail {
 template <class M>
 class OptimiserOf final : public Optimiser {
 public:
-    OptimiserOf(M& model, const train::AdamW& rule) : model_(model), state_(train::setup(rule, model)) {}
+    OptimiserOf(M& model, const train::AdamW& rule, std::vector<bool> decays = {})
+        : model_(model), state_(train::setup(rule, model)) {
+        state_.decays = std::move(decays);
+    }
     void update(std::span<const Tensor* const> grads) override { train::update(state_, model_, grads); }
+    void set_learning_rate(float lr) override { state_.rule.lr = lr; }
+    std::int64_t step() const override { return state_.step; }
+    void save_state(const std::filesystem::path& path) const override { train::save_state(state_, path); }
+    void load_state(const std::filesystem::path& path) override { train::load_state(state_, path); }
 
 private:
     M& model_;
@@ -46,6 +55,9 @@ public:
     }
     std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) override {
         return std::make_unique<OptimiserOf<M>>(model_, rule);
+    }
+    std::unique_ptr<Optimiser> trainer_adamw(const train::AdamW& rule) override {
+        return std::make_unique<OptimiserOf<M>>(model_, rule, train::weight_decay_mask(model_));
     }
 
 private:

@@ -57,6 +57,9 @@ struct OptimiserState {
     Rule rule;
     std::array<Model, Rule::moments> moments;
     std::int64_t step = 0;
+    // Per parameter (tree::parameters order), whether rule.weight_decay applies to it; empty: to
+    // every one. train::weight_decay_mask (train/weight_decay.hpp) gives HF Trainer's rule.
+    std::vector<bool> decays{};
 };
 
 // One rule applied to one parameter's n elements (kernels in src/train/optimisers.cpp).
@@ -92,6 +95,11 @@ void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Te
                          std::to_string(params.size()) + " parameters");
     std::array<std::vector<Param*>, Rule::moments> ms;
     for (std::size_t k = 0; k < Rule::moments; ++k) ms[k] = tree::parameters(state.moments[k]);
+    if (!state.decays.empty() && state.decays.size() != params.size())
+        throw ValueError("update: a weight decay mask of " + std::to_string(state.decays.size()) + " entries for " +
+                         std::to_string(params.size()) + " parameters");
+    Rule without_decay = state.rule;
+    without_decay.weight_decay = 0;
     ++state.step;
     Tensor zero;
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -105,7 +113,8 @@ void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Te
         check_shape("update: gradient of parameter " + std::to_string(i), p.shape(), g->shape());
         std::array<float*, Rule::moments> moment_data;
         for (std::size_t k = 0; k < Rule::moments; ++k) moment_data[k] = ms[k][i]->value.data();
-        apply(state.rule, state.step, p.value.data(), g->data(), moment_data.data(), p.size());
+        const bool decays = state.decays.empty() || state.decays[i];
+        apply(decays ? state.rule : without_decay, state.step, p.value.data(), g->data(), moment_data.data(), p.size());
     }
 }
 

@@ -1,0 +1,67 @@
+#pragma once
+// One optimiser step's gradient over K micro-batches (gradient accumulation):
+//
+//   train::MicroBatches micro(model->parameters());
+//   train::StepGradient g = micro.run(tape, K, [&](std::size_t j) {
+//       return model->loss(model->logits({.input_ids = batch[j]}), batch[j]);  // j's mean loss
+//   });
+//   train::clip_grad_norm(g.grads, 1.0f);
+//   optimiser->update(g.grads);
+//
+// The gradient is defined as G = G_0 + G_1 + … + G_{K−1}, added in micro-batch order, where G_j is
+// micro-batch j's complete gradient of (its mean loss)/K, computed into zeroed buffers. That makes it
+// a pure function of the micro-batches, whatever computed each G_j: data-parallel ranks summing their
+// G_j in rank order give the same bits. With K = 1 it is the plain step's gradient, bit for bit (no
+// scaling, no copy). Compared with one batch of B·K windows it agrees to float rounding only: the
+// mean is taken in pieces. For K > 1 the sum needs one gradient-sized buffer of its own.
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "remat/ad/tape.hpp"
+#include "remat/ad/var.hpp"
+#include "remat/ops/elementwise.hpp"
+
+namespace remat::train {
+
+struct StepGradient {
+    // The micro-batches' mean losses averaged (in double, rounded once): the step's loss.
+    float loss = 0;
+    // One per parameter, in the order given to MicroBatches; null for a frozen parameter or one
+    // the loss does not reach. Valid until the next run() or the tape's next zero_grad().
+    std::vector<Tensor*> grads;
+};
+
+class MicroBatches {
+public:
+    explicit MicroBatches(std::vector<Param*> params) : params_(std::move(params)) {}
+
+    // loss(j) records micro-batch j's mean loss on `tape` (made the current backend here) and
+    // returns it as a one-element Var.
+    template <class Loss>
+    StepGradient run(ad::Tape& tape, std::size_t k, Loss&& loss) {
+        ad::UseBackend use(tape);
+        std::vector<float> losses;
+        for (std::size_t j = 0; j < k; ++j) {
+            tape.zero_grad();  // G_j into zeroed buffers
+            {
+                Var l = loss(j);
+                losses.push_back(l.item());
+                tape.backward(k == 1 ? l : l * (1.0f / static_cast<float>(k)));
+            }
+            if (k > 1) add_to_sum(tape, j);
+        }
+        return finish(tape, k, losses);
+    }
+
+private:
+    void add_to_sum(ad::Tape& tape, std::size_t j);  // sum_ = G_0 when j = 0, else sum_ += G_j
+    StepGradient finish(ad::Tape& tape, std::size_t k, const std::vector<float>& losses);
+
+    std::vector<Param*> params_;
+    std::vector<Tensor> sum_;     // K > 1: one buffer per parameter (empty: no gradient yet)
+    std::vector<bool> has_sum_;   // whether sum_[i] holds a gradient this step
+};
+
+}  // namespace remat::train

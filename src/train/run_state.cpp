@@ -1,0 +1,94 @@
+#include "remat/train/run_state.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "remat/core/error.hpp"
+#include "remat/hf/load.hpp"
+
+namespace remat::train {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr const char* format_value = "remat run state 1";
+constexpr std::size_t max_bytes = 1 << 20;  // a run state is a few hundred bytes
+
+std::string read_small_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw FormatError(path.string() + ": cannot read: " + ec.message());
+    if (size > max_bytes)
+        throw FormatError(path.string() + ": " + std::to_string(size) + " bytes, more than a run state's limit of " +
+                          std::to_string(max_bytes));
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in && !in.eof()) throw FormatError(path.string() + ": cannot read");
+    return text.str();
+}
+
+template <class T>
+T field(const json& j, const char* name, const std::filesystem::path& path) {
+    const auto it = j.find(name);
+    if (it == j.end()) throw FormatError(path.string() + ": \"" + name + "\" is missing");
+    if constexpr (std::is_same_v<T, std::string>) {
+        if (!it->is_string()) throw FormatError(path.string() + ": \"" + name + "\" must be a string");
+        return it->template get<std::string>();
+    } else if constexpr (std::is_unsigned_v<T>) {
+        if (!it->is_number_unsigned() && !(it->is_number_integer() && it->template get<std::int64_t>() >= 0))
+            throw FormatError(path.string() + ": \"" + name + "\" must be a whole number of at least 0");
+        return it->template get<T>();
+    } else {
+        if (!it->is_number_integer() || it->template get<std::int64_t>() < 0)
+            throw FormatError(path.string() + ": \"" + name + "\" must be a whole number of at least 0");
+        return it->template get<T>();
+    }
+}
+
+}  // namespace
+
+void save_run_state(const RunState& s, const std::filesystem::path& path) {
+    json generators = json::object();
+    for (const auto& [name, g] : s.generators) generators[name] = {{"key", g.key}, {"offset", g.offset}};
+    json arguments = json::object();
+    for (const auto& [name, value] : s.arguments) arguments[name] = value;
+    const json j = {{"format", format_value}, {"step", s.step},     {"epoch", s.epoch},
+                    {"index", s.index},       {"tokens", s.tokens}, {"seed", s.seed},
+                    {"generators", generators}, {"arguments", arguments}};
+    hf::write_text_atomically(path, j.dump(2) + "\n");
+}
+
+RunState load_run_state(const std::filesystem::path& path) {
+    json j;
+    try {
+        j = json::parse(read_small_file(path));
+    } catch (const json::exception& e) {
+        throw FormatError(path.string() + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw FormatError(path.string() + ": expected a JSON object");
+    if (field<std::string>(j, "format", path) != format_value)
+        throw FormatError(path.string() + ": \"format\" is not \"" + format_value + "\"");
+    RunState s;
+    s.step = field<std::int64_t>(j, "step", path);
+    s.epoch = field<std::uint64_t>(j, "epoch", path);
+    s.index = field<std::uint64_t>(j, "index", path);
+    s.tokens = field<std::uint64_t>(j, "tokens", path);
+    s.seed = field<std::uint64_t>(j, "seed", path);
+    for (const char* object : {"generators", "arguments"})
+        if (!j.contains(object) || !j[object].is_object())
+            throw FormatError(path.string() + ": \"" + object + "\" must be an object");
+    for (const auto& [name, g] : j["generators"].items()) {
+        if (!g.is_object()) throw FormatError(path.string() + ": generator \"" + name + "\" must be an object");
+        s.generators.emplace_back(name, Generator::State{field<std::uint64_t>(g, "key", path),
+                                                         field<std::uint64_t>(g, "offset", path)});
+    }
+    for (const auto& [name, value] : j["arguments"].items()) {
+        if (!value.is_string()) throw FormatError(path.string() + ": argument \"" + name + "\" must be a string");
+        s.arguments.emplace_back(name, value.get<std::string>());
+    }
+    return s;
+}
+
+}  // namespace remat::train

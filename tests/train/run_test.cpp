@@ -1,0 +1,199 @@
+// The pieces of a training run: micro-batch gradients, HF's weight-decay rule, the run state and its
+// folders.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <xtensor/xview.hpp>
+
+#include "models/gpt2/gpt2.hpp"
+#include "remat/train/micro_batches.hpp"
+#include "remat/train/optimisers.hpp"
+#include "remat/train/run_folders.hpp"
+#include "remat/train/run_state.hpp"
+#include "remat/train/weight_decay.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/tiny_gpt2.hpp"
+
+using namespace remat;
+
+namespace {
+
+IdTensor window_batch(std::size_t first, std::size_t b, std::size_t t) {
+    IdTensor ids = IdTensor::from_shape({b, t});
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((first * 7 + i * 13) % 50);
+    return ids;
+}
+
+// Each parameter's gradient copied out of `tape` after backward of `loss`, on zeroed buffers.
+std::vector<Tensor> gradients(ad::Tape& tape, const std::vector<Param*>& params, const std::function<Var()>& loss) {
+    ad::UseBackend use(tape);
+    tape.zero_grad();
+    tape.backward(loss());
+    std::vector<Tensor> out;
+    for (Param* p : params) out.push_back(*tape.grad(p->value));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} of loss_j / K, to the bit") {
+    Generator init(1);
+    auto rng = std::make_shared<Generator>(9);
+    auto model = gpt2::create(test::tiny_gpt2(2, 0.1), init, rng);  // dropout on
+    auto params = tree::parameters(model);
+    ad::Tape tape;
+    train::MicroBatches micro(params);
+    const IdTensor a = window_batch(0, 2, 8), b = window_batch(1, 2, 8);
+
+    SUBCASE("K = 1") {
+        rng->seed(4);
+        const auto plain = gradients(tape, params, [&] { return model.loss(model(a), a); });
+        rng->seed(4);
+        const auto g = micro.run(tape, 1, [&](std::size_t) { return model.loss(model(a), a); });
+        for (std::size_t i = 0; i < params.size(); ++i) CHECK(test::same_bits(*g.grads[i], plain[i]));
+    }
+    SUBCASE("K = 3, against the definition computed by hand") {
+        const IdTensor batches[] = {a, b, window_batch(2, 2, 8)};
+        std::vector<std::vector<Tensor>> parts;
+        for (std::size_t j = 0; j < 3; ++j) {
+            rng->seed(100 + j);
+            parts.push_back(gradients(tape, params, [&] { return model.loss(model(batches[j]), batches[j]) * (1.0f / 3); }));
+        }
+        const auto g = micro.run(tape, 3, [&](std::size_t j) {
+            rng->seed(100 + j);  // the caller keys dropout by micro-batch
+            return model.loss(model(batches[j]), batches[j]);
+        });
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            Tensor expected = parts[0][i];
+            expected += parts[1][i];
+            expected += parts[2][i];
+            CHECK(test::same_bits(*g.grads[i], expected));
+        }
+        // Run again: the sum buffers are reused, not added to.
+        const auto again = micro.run(tape, 3, [&](std::size_t j) {
+            rng->seed(100 + j);
+            return model.loss(model(batches[j]), batches[j]);
+        });
+        for (std::size_t i = 0; i < params.size(); ++i) CHECK(test::same_bits(*again.grads[i], *g.grads[i]));
+    }
+}
+
+TEST_CASE("MicroBatches: K micro-batches of B windows against one batch of B·K, dropout off: float rounding") {
+    Generator init(2);
+    auto model = gpt2::create(test::tiny_gpt2(2, 0.0), init);
+    auto params = tree::parameters(model);
+    ad::Tape tape;
+    train::MicroBatches micro(params);
+    const IdTensor whole = window_batch(0, 4, 8);
+    const IdTensor halves[] = {xt::view(whole, xt::range(0, 2), xt::all()), xt::view(whole, xt::range(2, 4), xt::all())};
+    const auto one = micro.run(tape, 1, [&](std::size_t) { return model.loss(model(whole), whole); });
+    std::vector<Tensor> big;
+    for (Tensor* g : one.grads) big.push_back(*g);
+    const float big_loss = one.loss;
+    const auto two = micro.run(tape, 2, [&](std::size_t j) { return model.loss(model(halves[j]), halves[j]); });
+    double worst = 0;  // per parameter: largest |difference| over its largest |gradient|
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        double diff = 0, scale = 0;
+        for (std::size_t e = 0; e < big[i].size(); ++e) {
+            const double x = big[i].data()[e], y = two.grads[i]->data()[e];
+            diff = std::max(diff, std::abs(x - y));
+            scale = std::max(scale, std::abs(x));
+        }
+        worst = std::max(worst, diff / scale);
+    }
+    MESSAGE("largest gradient difference, 2 x 2 windows against 1 x 4, relative to the parameter's largest: " << worst);
+    CHECK(worst < 1e-5);
+    CHECK(two.loss == doctest::Approx(big_loss).epsilon(1e-6));
+}
+
+TEST_CASE("weight_decay_mask: HF Trainer's rule — biases and LayerNorm weights do not decay") {
+    Generator init(3);
+    auto model = gpt2::create(test::tiny_gpt2(1, 0.0), init);
+    const auto mask = train::weight_decay_mask(model);
+    const auto named = tree::named_parameters(model);
+    REQUIRE(mask.size() == named.size());
+    std::vector<std::string> decaying;
+    for (std::size_t i = 0; i < named.size(); ++i)
+        if (mask[i]) decaying.push_back(named[i].first);
+    CHECK(decaying == std::vector<std::string>{"transformer.wte.weight", "transformer.wpe.weight",
+                                               "transformer.h.0.attn.c_attn.weight", "transformer.h.0.attn.c_proj.weight",
+                                               "transformer.h.0.mlp.c_fc.weight", "transformer.h.0.mlp.c_proj.weight"});
+
+    SUBCASE("update leaves the others undecayed") {
+        auto state = train::setup(train::AdamW{.lr = 0.1f, .weight_decay = 0.5f}, model);
+        state.decays = mask;
+        std::vector<Tensor> zero;
+        std::vector<const Tensor*> grads;
+        for (auto& [name, p] : named) zero.push_back(zeros(p->shape()));
+        for (const Tensor& z : zero) grads.push_back(&z);
+        const Tensor ln = model.transformer.ln_f.weight.value, wte = model.transformer.wte.weight.value;
+        train::update(state, model, std::span<const Tensor* const>(grads));
+        CHECK(test::same_bits(model.transformer.ln_f.weight.value, ln));  // zero gradient, no decay
+        CHECK(model.transformer.wte.weight.value(0, 0) == wte(0, 0) * (1 - 0.1f * 0.5f));
+        state.decays.pop_back();
+        CHECK_THROWS_WITH_AS(train::update(state, model, std::span<const Tensor* const>(grads)),
+                             doctest::Contains("a weight decay mask of"), ValueError);
+    }
+}
+
+TEST_CASE("RunState: saved and loaded exactly; a bad file is a FormatError naming the field") {
+    test::TempDir dir;
+    const train::RunState s{.step = 12,
+                            .epoch = 1,
+                            .index = 7,
+                            .tokens = 12 * 3 * 1024,
+                            .seed = 18446744073709551615ull,
+                            .generators = {{"dropout", {.key = 5, .offset = 99}}},
+                            .arguments = {{"--lr", "3e-4"}, {"--batch", "3"}}};
+    train::save_run_state(s, dir.path / "run_state.json");
+    CHECK(train::load_run_state(dir.path / "run_state.json") == s);
+
+    auto write = [&](const std::string& text) {
+        std::ofstream(dir.path / "bad.json") << text;
+        return dir.path / "bad.json";
+    };
+    const std::string bad = (dir.path / "bad.json").string();
+    CHECK_THROWS_WITH_AS(train::load_run_state(write("{")), doctest::Contains((bad + ": not valid JSON").c_str()), FormatError);
+    CHECK_THROWS_WITH_AS(train::load_run_state(write(R"({"format": "remat run state 1"})")),
+                         (bad + ": \"step\" is missing").c_str(), FormatError);
+    CHECK_THROWS_WITH_AS(
+        train::load_run_state(write(R"({"format": "remat run state 1", "step": -1, "epoch": 0, "index": 0})")),
+        (bad + ": \"step\" must be a whole number of at least 0").c_str(), FormatError);
+    CHECK_THROWS_WITH_AS(train::load_run_state(write(std::string(2 << 20, ' '))), doctest::Contains("limit"), FormatError);
+}
+
+TEST_CASE("run folders: written whole, found by number, pruned to the latest") {
+    test::TempDir dir;
+    auto save = [&](std::int64_t step) {
+        train::write_folder_atomically(train::run_folder(dir.path, step), [&](const std::filesystem::path& p) {
+            std::ofstream(p / "weights") << step;
+            train::save_run_state({.step = step}, p / "run_state.json");
+        });
+    };
+    CHECK_FALSE(train::latest_run_folder(dir.path));
+    save(2);
+    save(10);
+    save(9);
+    std::filesystem::create_directories(dir.path / "checkpoint-11");       // incomplete: no run_state.json
+    std::filesystem::create_directories(dir.path / ".checkpoint-12.partial");  // a crash's leftover
+    std::filesystem::create_directories(dir.path / "checkpoint-x1");
+    CHECK(*train::latest_run_folder(dir.path) == dir.path / "checkpoint-10");
+
+    SUBCASE("a failed fill leaves the old folder as it was") {
+        CHECK_THROWS_AS(train::write_folder_atomically(train::run_folder(dir.path, 10),
+                                                       [](const std::filesystem::path&) { throw ValueError("disk full"); }),
+                        ValueError);
+        std::ifstream in(dir.path / "checkpoint-10" / "weights");
+        std::string text;
+        in >> text;
+        CHECK(text == "10");
+    }
+    SUBCASE("keep_latest") {
+        train::keep_latest(dir.path, 2);
+        CHECK_FALSE(std::filesystem::exists(dir.path / "checkpoint-2"));
+        CHECK(std::filesystem::exists(dir.path / "checkpoint-9"));
+        CHECK(std::filesystem::exists(dir.path / "checkpoint-10"));
+        CHECK(std::filesystem::exists(dir.path / "checkpoint-11"));  // not a complete one: left alone
+    }
+}
