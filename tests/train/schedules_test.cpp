@@ -40,6 +40,17 @@ TEST_CASE("learning-rate schedules follow HuggingFace's formulas") {
         CHECK(restarts(4) == 0.0f);                 // a full cycle: back down at half way …
         CHECK(restarts(8) == 1.0f);                 // … and up again at the end
     }
+    SUBCASE("a floor: get_cosine_with_min_lr_schedule_with_warmup(warmup=2, total=10, min_lr=1e-4)") {
+        train::CosineSchedule s{.lr = 1e-3, .warmup_steps = 2, .total_steps = 10, .min_lr = 1e-4};
+        CHECK(s(1) == static_cast<float>(1e-3 * 0.5));  // warmup is not floored
+        CHECK(s(2) == 1e-3f);
+        CHECK(s(6) == static_cast<float>(1e-3 * (0.5 * (1 + std::cos(M_PI * 0.5)) * 0.9 + 0.1)));
+        CHECK(s(10) == 1e-4f);
+        train::LinearSchedule l{.lr = 1.0, .warmup_steps = 0, .total_steps = 4, .min_lr = 0.2};
+        CHECK(l(2) == static_cast<float>(0.5 * 0.8 + 0.2));
+        CHECK(l(4) == 0.2f);
+        CHECK(l(9) == 0.2f);
+    }
     SUBCASE("StepLR(step_size=3, gamma=0.5)") {
         train::StepSchedule s{.lr = 0.1, .step_size = 3, .gamma = 0.5};
         CHECK(s(0) == 0.1f);

@@ -31,33 +31,43 @@ namespace detail {
 inline double warmup_factor(std::int64_t step, std::int64_t warmup_steps) {
     return static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(1, warmup_steps));
 }
+// HF's min_lr rule (get_cosine_with_min_lr_schedule_with_warmup): the decay's factor f becomes
+// f·(1 − r) + r with r = min_lr / lr, so the rate ends at min_lr; left alone when min_lr is 0.
+inline double with_floor(double factor, double lr, double min_lr) {
+    if (min_lr == 0) return factor;
+    const double r = min_lr / lr;
+    return factor * (1 - r) + r;
+}
 }  // namespace detail
 
-// get_linear_schedule_with_warmup: 0 → lr linearly over warmup_steps, then lr → 0 linearly at
-// total_steps (and 0 after).
+// get_linear_schedule_with_warmup: 0 → lr linearly over warmup_steps, then lr → min_lr (0 by
+// default) linearly at total_steps (and min_lr after).
 struct LinearSchedule {
     double lr = 1e-3;
     std::int64_t warmup_steps = 0, total_steps = 1;
+    double min_lr = 0;
     float operator()(std::int64_t step) const {
         if (step < warmup_steps) return static_cast<float>(lr * detail::warmup_factor(step, warmup_steps));
         const double f = static_cast<double>(total_steps - step) /
                          static_cast<double>(std::max<std::int64_t>(1, total_steps - warmup_steps));
-        return static_cast<float>(lr * std::max(0.0, f));
+        return static_cast<float>(lr * detail::with_floor(std::max(0.0, f), lr, min_lr));
     }
 };
 
 // get_cosine_schedule_with_warmup: linear warmup, then lr · ½(1 + cos(π · cycles · 2 · progress));
-// cycles = 0.5 decays once to 0 at total_steps.
+// cycles = 0.5 decays once to 0 (or min_lr, as get_cosine_with_min_lr_schedule_with_warmup) at
+// total_steps.
 struct CosineSchedule {
     double lr = 1e-3;
     std::int64_t warmup_steps = 0, total_steps = 1;
     double cycles = 0.5;
+    double min_lr = 0;
     float operator()(std::int64_t step) const {
         if (step < warmup_steps) return static_cast<float>(lr * detail::warmup_factor(step, warmup_steps));
         const double progress = static_cast<double>(step - warmup_steps) /
                                 static_cast<double>(std::max<std::int64_t>(1, total_steps - warmup_steps));
-        return static_cast<float>(
-            lr * std::max(0.0, 0.5 * (1.0 + std::cos(std::numbers::pi * cycles * 2.0 * progress))));
+        const double f = std::max(0.0, 0.5 * (1.0 + std::cos(std::numbers::pi * cycles * 2.0 * progress)));
+        return static_cast<float>(lr * detail::with_floor(f, lr, min_lr));
     }
 };
 
