@@ -1,6 +1,6 @@
 #pragma once
 // Everything public in remat: tensors, autodiff, ops, layers, tree walks, checkpointing, training,
-// HuggingFace files and the tokenizer. (The model architectures are headers of their own:
+// HuggingFace files, the tokenizer and token corpora. (The model architectures are headers of their own:
 // <models/gpt2/gpt2.hpp>, <models/architecture.hpp>.)
 #include "remat/ad/backend.hpp"
 #include "remat/ad/finite_difference.hpp"
@@ -10,6 +10,11 @@
 #include "remat/core/memory.hpp"
 #include "remat/core/random.hpp"
 #include "remat/core/tensor.hpp"
+#include "remat/data/corpus.hpp"
+#include "remat/data/encode.hpp"
+#include "remat/data/epoch_order.hpp"
+#include "remat/data/fingerprint.hpp"
+#include "remat/data/token_file.hpp"
 #include "remat/hf/checkpoint_files.hpp"
 #include "remat/hf/error.hpp"
 #include "remat/hf/load.hpp"

@@ -34,6 +34,17 @@ void AtomicFile::write(std::span<const std::byte> bytes) {
     }
 }
 
+void AtomicFile::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::pwrite(fd_, bytes.data(), std::min<std::size_t>(bytes.size(), 1u << 30), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) errno = EIO;
+        if (n <= 0) fail("cannot write");
+        bytes = bytes.subspan(static_cast<std::size_t>(n));
+        offset += static_cast<std::uint64_t>(n);
+    }
+}
+
 void AtomicFile::finish() {
     if (fd_ < 0) return;
     if (::fsync(fd_) != 0) fail("cannot sync");

@@ -1,9 +1,11 @@
 #pragma once
-// Writing a file so that readers see the old contents or the new, never a part (private to src/hf):
+// Writing a file so that readers see the old contents or the new, never a part (private to src/: hf and
+// data use it):
 // the bytes go to "<target>.tmp-<pid>" in the target's folder, are synced, and are renamed over the
 // target. Used by write_safetensors, write_text_atomically and hf::save, which prepares both of its
 // files completely before renaming either.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -24,6 +26,9 @@ public:
     ~AtomicFile();  // removes the temporary unless committed
 
     void write(std::span<const std::byte> bytes);
+    // Overwrites bytes already written (a header whose counts are known at the end), leaving the end
+    // of the file where it was.
+    void write_at(std::uint64_t offset, std::span<const std::byte> bytes);
     // fsync and close: the contents are durable under the temporary name.
     void finish();
     // finish() if not done yet, then rename over the target and sync the folder.

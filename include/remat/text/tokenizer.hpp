@@ -29,9 +29,10 @@ public:
     // The id that separates documents in a token file (GPT-2's "<|endoftext|>", BERT's "[SEP]");
     // none (raw bytes) joins documents as they are.
     virtual std::optional<std::int64_t> document_separator() const { return std::nullopt; }
-    // The largest p <= text.size() at which the text may be cut without changing its ids:
-    // encode(text[0, p)) followed by encode(text[p, end)) equals encode(text). 0 when there is none in
-    // `text`. Streaming encoders cut long documents only there; the default never cuts.
+    // The largest p <= text.size() at which the text may be cut without changing its ids, whatever
+    // follows it: encode(text[0, p)) followed by encode(text[p, end) + rest) equals encode(text + rest)
+    // for every rest. 0 when there is none in `text`. Streaming encoders cut long documents only there;
+    // the default never cuts.
     virtual std::size_t last_safe_cut(std::string_view) const { return 0; }
 };
 
@@ -42,6 +43,8 @@ public:
     std::string decode(std::span<const std::int64_t> ids) const override;
     std::int64_t vocab_size() const override { return 256; }
     std::string describe() const override;
+    // Any cut is safe: text.size().
+    std::size_t last_safe_cut(std::string_view text) const override { return text.size(); }
 };
 
 namespace detail {
@@ -70,6 +73,12 @@ public:
     std::string decode(std::span<const std::int64_t> ids) const override;
     std::int64_t vocab_size() const override;
     std::string describe() const override;
+    // "<|endoftext|>"'s id when the vocabulary has it.
+    std::optional<std::int64_t> document_separator() const override;
+    // The last p just before an ASCII whitespace byte (tab, line feed, vertical tab, form feed, carriage
+    // return, space) that follows a character that is not whitespace, where no added token's occurrence
+    // spans p. docs/tokenizer.md gives the reasoning.
+    std::size_t last_safe_cut(std::string_view text) const override;
 
 private:
     explicit Gpt2Tokenizer(std::shared_ptr<const detail::Gpt2Tables> tables) : tables_(std::move(tables)) {}
