@@ -1,18 +1,35 @@
 #include "cli/train.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
-#include <fstream>
+#include <functional>
+#include <limits>
 #include <memory>
-#include <sstream>
 
-#include "remat/layers/modes.hpp"
 #include "cli/errors.hpp"
 #include "cli/flags.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output.hpp"
 #include "cli/progress.hpp"
+#include "cli/run_log.hpp"
+#include "cli/training.hpp"
+#include "cli/training_data.hpp"
+#include "remat/ad/tape.hpp"
+#include "remat/core/memory.hpp"
+#include "remat/data/corpus.hpp"
+#include "remat/data/epoch_order.hpp"
+#include "remat/hf/load.hpp"
+#include "remat/train/micro_batches.hpp"
+#include "remat/train/optimisers.hpp"
+#include "remat/train/run_folders.hpp"
+#include "remat/train/run_state.hpp"
+#include "remat/train/schedules.hpp"
 
 namespace remat::cli {
 
@@ -20,89 +37,325 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* optimiser_file = "optimiser.safetensors";
+constexpr const char* run_state_file = "run_state.json";
 // The files of a model folder that describe its tokenizer, copied along when saving.
-constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
-                                           "special_tokens_map.json"};
+constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "vocab.txt",
+                                           "tokenizer_config.json", "special_tokens_map.json"};
+// What may differ between a run and its resumption: none of these changes a trained bit
+// (--checkpoint: every policy gives the same gradients).
+constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every, --valid-windows and --checkpoint";
 
-// Writes the trained model next to an unchanged copy of the original config.json (HF fields remat
-// does not read survive) and the tokenizer files; every file atomically.
-std::vector<std::string> save(models::Model& model, const fs::path& from, const fs::path& to) {
-    std::vector<std::string> written;
-    model.save(read_text_file(from / "config.json"), to);
-    written = {"config.json", "model.safetensors"};
-    std::error_code ec;
-    const bool same_folder = fs::equivalent(from, to, ec);
-    for (const char* name : tokenizer_files) {
-        if (same_folder || !fs::is_regular_file(from / name, ec)) continue;
-        hf::write_text_atomically(to / name, read_text_file(from / name));
-        written.push_back(name);
+std::string exact(float v) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
+// The settings that decide what the run computes, as they are compared on resume.
+std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t seq,
+                                                                       std::int64_t total_steps) {
+    return {{"--data", fs::absolute(o.data).lexically_normal().string()},
+            {"--seq", std::to_string(seq)},
+            {"--batch", std::to_string(o.batch)},
+            {"--accumulate", std::to_string(o.accumulate)},
+            {"--steps", std::to_string(total_steps)},
+            {"--lr", exact(o.lr)},
+            {"--schedule", o.schedule},
+            {"--warmup", std::to_string(o.warmup)},
+            {"--min-lr", exact(o.min_lr)},
+            {"--weight-decay", exact(o.weight_decay)},
+            {"--clip", exact(o.clip)},
+            {"--seed", std::to_string(o.seed)}};
+}
+
+void check_same_arguments(const std::vector<std::pair<std::string, std::string>>& now, const train::RunState& saved,
+                          const fs::path& from) {
+    for (const auto& [name, value] : now) {
+        const auto it = std::find_if(saved.arguments.begin(), saved.arguments.end(),
+                                     [&](const auto& a) { return a.first == name; });
+        if (it == saved.arguments.end())
+            throw Failure(from.string() + ": the saved run has no " + name + "; it was not written by this remat");
+        if (it->second != value)
+            throw Failure(name + " " + value + " differs from the run being resumed (" + it->second + " in " +
+                          from.string() + "); give the original run's arguments (only " + free_to_change +
+                          " may change)");
     }
+}
+
+std::function<float(std::int64_t)> schedule_of(const TrainOptions& o, std::int64_t total) {
+    if (o.schedule == "constant") {
+        if (o.warmup > 0)
+            return [s = train::LinearSchedule{.lr = o.lr, .warmup_steps = o.warmup, .total_steps = total}, lr = o.lr](
+                       std::int64_t step) { return step < s.warmup_steps ? s(step) : lr; };
+        return train::ConstantSchedule{.lr = o.lr};
+    }
+    if (o.schedule == "linear")
+        return train::LinearSchedule{.lr = o.lr, .warmup_steps = o.warmup, .total_steps = total, .min_lr = o.min_lr};
+    if (o.schedule == "cosine")
+        return train::CosineSchedule{.lr = o.lr, .warmup_steps = o.warmup, .total_steps = total, .min_lr = o.min_lr};
+    throw Failure("--schedule must be constant, linear or cosine, got \"" + o.schedule + "\"");
+}
+
+// Where the run resumes from: a checkpoint-N folder itself, or the latest complete one in OUT.
+fs::path resume_folder(const fs::path& given) {
+    std::error_code ec;
+    if (fs::is_regular_file(given / run_state_file, ec)) return given;
+    if (!fs::is_directory(given, ec)) throw Failure(given.string() + ": --resume: no such folder");
+    if (auto latest = train::latest_run_folder(given)) return *latest;
+    throw Failure(given.string() + ": --resume: the folder holds no complete checkpoint-N folder (nor " +
+                  run_state_file + ")");
+}
+
+// The trained model's files: an unchanged copy of the original config.json (HF fields remat does
+// not read survive), model.safetensors, and the tokenizer files; every file atomically.
+std::string save_model(models::Model& model, const ModelFolder& from, const fs::path& to) {
+    model.save(from.config_text, to);
+    std::string written = "config.json, model.safetensors";
+    std::error_code ec;
+    if (fs::equivalent(from.dir, to, ec)) return written;
+    for (const char* name : tokenizer_files)
+        if (fs::is_regular_file(from.dir / name, ec)) {
+            hf::write_text_atomically(to / name, read_text_file(from.dir / name));
+            written += std::string(", ") + name;
+        }
     return written;
 }
 
-std::string status(std::size_t k, std::size_t steps, float loss, double tokens_per_second, std::size_t peak,
-                   double eta) {
-    char text[160];
-    std::snprintf(text, sizeof text, "step %zu/%zu  loss %.4f  %.0f tokens/s  peak activation %s  ETA %s", k, steps,
-                  static_cast<double>(loss), tokens_per_second, format_bytes(peak).c_str(),
-                  format_duration(eta).c_str());
+// The next `batch` windows of the run, advancing its position: epoch after epoch, each in its own order.
+class WindowStream {
+public:
+    WindowStream(const data::TokenCorpus& corpus, std::size_t seq, std::uint64_t seed)
+        : corpus_(corpus), seq_(seq), seed_(seed), windows_(corpus.windows(seq)) {}
+
+    IdTensor next(std::size_t batch, train::RunState& at) {
+        IdTensor out = IdTensor::from_shape({batch, seq_});
+        for (std::size_t b = 0; b < batch; ++b) {
+            if (at.index == windows_) {
+                ++at.epoch;
+                at.index = 0;
+            }
+            if (!order_ || order_epoch_ != at.epoch) {
+                order_.emplace(seed_, at.epoch, windows_);
+                order_epoch_ = at.epoch;
+            }
+            corpus_.window((*order_)[at.index], seq_, out.data() + b * seq_);
+            ++at.index;
+        }
+        return out;
+    }
+    double epochs_done(const train::RunState& at) const {
+        return static_cast<double>(at.epoch) + static_cast<double>(at.index) / static_cast<double>(windows_);
+    }
+
+private:
+    const data::TokenCorpus& corpus_;
+    std::size_t seq_;
+    std::uint64_t seed_;
+    std::size_t windows_;
+    std::optional<data::EpochOrder> order_;
+    std::uint64_t order_epoch_ = 0;
+};
+
+// Mean loss over the first `count` windows of the validation stream, in order, in test mode without
+// recording.
+double validate(models::Model& model, ad::Tape& tape, const data::TokenCorpus& valid, std::size_t seq,
+                std::size_t count, std::size_t batch) {
+    ad::UseBackend use(tape);
+    ad::NoGrad no_grad;
+    model.set_training(false);
+    double total = 0;
+    for (std::size_t first = 0; first < count; first += batch) {
+        const std::size_t b = std::min(batch, count - first);
+        IdTensor ids = IdTensor::from_shape({b, seq});
+        for (std::size_t i = 0; i < b; ++i) valid.window(first + i, seq, ids.data() + i * seq);
+        total += static_cast<double>(model.loss(model.logits({.input_ids = ids}), ids).item()) * static_cast<double>(b);
+    }
+    model.set_training(true);
+    return total / static_cast<double>(count);
+}
+
+std::string status(std::int64_t step, std::int64_t total, double epoch, float loss, float lr, double tokens_per_second,
+                   std::size_t peak, double eta) {
+    char text[200];
+    std::snprintf(text, sizeof text, "step %lld/%lld  loss %.4f  epoch %.2f  lr %.3g  %.0f tokens/s  peak activation %s  ETA %s",
+                  static_cast<long long>(step), static_cast<long long>(total), static_cast<double>(loss), epoch,
+                  static_cast<double>(lr), tokens_per_second, format_bytes(peak).c_str(), format_duration(eta).c_str());
     return text;
 }
 
 }  // namespace
 
 int train(const TrainOptions& o) {
+    if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
+    if (o.min_lr > o.lr) throw Failure("--min-lr " + exact(o.min_lr) + " is above --lr " + exact(o.lr));
     const Policy policy = parse_policy(o.checkpoint);
     const ModelFolder folder = causal_lm_folder(o.dir, "train");
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
+    const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
     if (o.save) prepare_output_folder(*o.save);
+    if (o.log) check_writable(*o.log);
+    const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
-    const std::string text = read_text_file(o.data);
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
-    const std::vector<std::int64_t> ids = tokenize(*tokenizer.tokenizer, text, o.data.string(), seq);
+    const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
+    const data::TokenCorpus corpus = tokens.open(o.data, seq);
+    std::optional<data::TokenCorpus> valid;
+    std::size_t valid_count = 0;
+    if (o.valid) {
+        valid.emplace(tokens.open(*o.valid, seq));
+        valid_count = std::min(valid->windows(seq), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
+    }
     for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
 
-    auto model = load_model(folder, policy, std::make_shared<Generator>(o.seed));
-    model->set_training(true);
-    Trainer trainer(std::move(model), o.hyper);
-    WindowSampler windows(ids, seq, o.seed);
+    const std::size_t windows = corpus.windows(seq), per_step = batch * accumulate;
+    const std::int64_t total =
+        o.steps ? *o.steps : static_cast<std::int64_t>(static_cast<std::size_t>(o.epochs.value_or(1)) * windows / per_step);
+    if (total < 1)
+        throw Failure(corpus.name() + ": " + std::to_string(windows) + " windows of " + std::to_string(seq) +
+                      " tokens make less than one step of " + std::to_string(per_step) +
+                      " windows (--batch x --accumulate) in " + std::to_string(o.epochs.value_or(1)) +
+                      " epoch(s); give more data, more --epochs, or --steps");
 
-    const auto steps = static_cast<std::size_t>(o.steps), batch = static_cast<std::size_t>(o.batch);
-    std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", o.dir.string().c_str(),
-                folder.architecture->hf_class.c_str(), trainer.model->count_parameters(), policy.to_string().c_str());
-    std::printf("data: %s: %zu bytes, %zu tokens (%s)\n", o.data.string().c_str(), text.size(), ids.size(),
+    // The model: the checkpoint's weights win over the folder's.
+    auto dropout = std::make_shared<Generator>(o.seed);
+    const ModelFolder weights = resumed ? inspect(*resumed) : folder;
+    if (weights.architecture != folder.architecture)
+        throw Failure(resumed->string() + ": holds a " + weights.architecture->hf_class + ", " + o.dir.string() + " a " +
+                      folder.architecture->hf_class);
+    std::unique_ptr<models::Model> model = load_model(weights, policy, dropout);
+    model->set_training(true);
+    std::unique_ptr<models::Optimiser> optimiser =
+        model->trainer_adamw(train::AdamW{.lr = o.lr, .weight_decay = o.weight_decay});
+
+    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, seq, total)};
+    if (resumed) {
+        const train::RunState saved = train::load_run_state(*resumed / run_state_file);
+        check_same_arguments(state.arguments, saved, *resumed);
+        optimiser->load_state(*resumed / optimiser_file);
+        if (optimiser->step() != saved.step)
+            throw Failure(resumed->string() + ": the optimiser state is at step " + std::to_string(optimiser->step()) +
+                          ", the run state at step " + std::to_string(saved.step));
+        state.step = saved.step;
+        state.epoch = saved.epoch;
+        state.index = saved.index;
+        state.tokens = saved.tokens;
+    }
+    const auto schedule = schedule_of(o, total);
+    std::optional<RunLog> log;
+    if (o.log) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
+
+    std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
+                folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
+    std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, seq,
                 tokenizer.tokenizer->describe().c_str());
-    std::printf("training: %zu steps of %zu x %zu tokens, AdamW (lr %g, weight decay %g), clip %g, seed %llu\n", steps,
-                batch, seq, static_cast<double>(o.hyper.lr), static_cast<double>(o.hyper.weight_decay),
-                static_cast<double>(o.hyper.clip), static_cast<unsigned long long>(o.seed));
+    if (valid)
+        std::printf("validation: %s: %zu of %zu windows, every %s\n", valid->name().c_str(), valid_count,
+                    valid->windows(seq),
+                    o.validate_every ? (std::to_string(o.validate_every) + " steps and at the end").c_str() : "run's end");
+    std::printf("training: %lld steps of %zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
+                "weight decay %g), clip %g, seed %llu\n",
+                static_cast<long long>(total), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
+                static_cast<long long>(o.warmup), static_cast<double>(o.weight_decay), static_cast<double>(o.clip),
+                static_cast<unsigned long long>(o.seed));
+    if (resumed)
+        std::printf("resuming from %s: step %lld, %llu tokens seen\n", resumed->string().c_str(),
+                    static_cast<long long>(state.step), static_cast<unsigned long long>(state.tokens));
     std::fflush(stdout);
 
-    Progress progress(stdout, steps, static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, o.steps / 20))));
+    auto save_checkpoint = [&] {
+        const fs::path to = train::run_folder(*o.save, state.step);
+        state.generators = {{"dropout", dropout->state()}};
+        train::write_folder_atomically(to, [&](const fs::path& partial) {
+            save_model(*model, folder, partial);
+            optimiser->save_state(partial / optimiser_file);
+            train::save_run_state(state, partial / run_state_file);  // last: it marks the folder complete
+        });
+        if (o.keep > 0) train::keep_latest(*o.save, static_cast<std::size_t>(o.keep));
+        return to;
+    };
+
+    catch_interrupts();
+    ad::Tape tape;
+    train::MicroBatches micro(model->parameters());
+    WindowStream stream(corpus, seq, o.seed);
+    const std::int64_t first_step = state.step;
+    Progress progress(stdout, static_cast<std::size_t>(total),
+                      static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
     double elapsed = 0;
-    std::size_t peak = 0;
     float first_loss = 0, last_loss = 0;
-    for (std::size_t k = 1; k <= steps; ++k) {
-        const StepResult r = trainer.step(windows.next(batch));
-        elapsed += r.seconds;
-        // The first step also allocates the gradient buffers; later steps measure activations only.
-        if (k == 2 || steps == 1) peak = r.peak_activation_bytes;
-        if (k > 2) peak = std::max(peak, r.peak_activation_bytes);
-        if (k == 1) first_loss = r.loss;
-        last_loss = r.loss;
-        const double tokens_per_second = static_cast<double>(k * batch * seq) / elapsed;
-        progress.update(k, status(k, steps, r.loss, tokens_per_second, r.peak_activation_bytes,
-                                  elapsed / static_cast<double>(k) * static_cast<double>(steps - k)));
+    std::optional<double> last_valid;
+    while (state.step < total && !interrupt_signal()) {
+        const auto start = std::chrono::steady_clock::now();
+        const float lr = schedule(state.step);
+        optimiser->set_learning_rate(lr);
+        const std::int64_t step = state.step + 1;
+        memory::PeakScope peak;
+        train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t j) {
+            *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
+            const IdTensor ids = stream.next(batch, state);
+            return model->loss(model->logits({.input_ids = ids}), ids);
+        });
+        const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
+        if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
+            progress.finish();
+            throw Failure("step " + std::to_string(step) + ": the " + (std::isfinite(g.loss) ? "gradient norm" : "loss") +
+                          " is " + (std::isnan(std::isfinite(g.loss) ? norm : g.loss) ? "nan" : "infinite") +
+                          "; stopped" + (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
+                          "; try a lower --lr or --clip");
+        }
+        optimiser->update(g.grads);
+        state.step = step;
+        state.tokens += per_step * seq;
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        elapsed += seconds;
+        if (step == first_step + 1) first_loss = g.loss;
+        last_loss = g.loss;
+
+        StepRecord record{.step = step,
+                          .epoch = stream.epochs_done(state),
+                          .tokens = state.tokens,
+                          .loss = g.loss,
+                          .lr = lr,
+                          .grad_norm = norm,
+                          .tokens_per_second = static_cast<double>(per_step * seq) / seconds,
+                          .peak_activation_bytes = peak.peak_above_baseline()};
+        const double done = static_cast<double>(step - first_step);
+        progress.update(static_cast<std::size_t>(step),
+                        status(step, total, record.epoch, g.loss, lr, done * static_cast<double>(per_step * seq) / elapsed,
+                               record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
+        if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
+            record.valid_loss = last_valid = validate(*model, tape, *valid, seq, valid_count, batch);
+            progress.finish();
+            std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
+                        *last_valid, std::exp(*last_valid));
+        }
+        if (log) log->write(record);
+        if (o.save && o.save_every && step % o.save_every == 0 && step < total) save_checkpoint();
     }
     progress.finish();
-    std::printf("trained %zu steps in %s (%.0f tokens/s): loss %.4f -> %.4f, peak activation memory %s\n", steps,
-                format_duration(elapsed).c_str(), static_cast<double>(steps * batch * seq) / elapsed,
-                static_cast<double>(first_loss), static_cast<double>(last_loss), format_bytes(peak).c_str());
+
+    if (const int signal = interrupt_signal()) {
+        const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+        if (!o.save) {
+            std::printf("stopped by %s after step %lld; nothing was saved (no --save), so the run cannot resume\n", name,
+                        static_cast<long long>(state.step));
+        } else {
+            const fs::path at = save_checkpoint();
+            std::printf("stopped by %s after step %lld: saved %s; resume with the same arguments and --resume %s\n", name,
+                        static_cast<long long>(state.step), at.string().c_str(), o.save->string().c_str());
+        }
+        return 128 + signal;
+    }
+    const double steps_done = static_cast<double>(state.step - first_step);
+    std::printf("trained %lld steps in %s (%.0f tokens/s): loss %.4f -> %.4f", static_cast<long long>(state.step - first_step),
+                format_duration(elapsed).c_str(), steps_done * static_cast<double>(per_step * seq) / std::max(elapsed, 1e-9),
+                static_cast<double>(first_loss), static_cast<double>(last_loss));
+    if (last_valid) std::printf(", validation loss %.4f (perplexity %.2f)", *last_valid, std::exp(*last_valid));
+    std::printf("\n");
     if (o.save) {
-        const std::vector<std::string> written = save(*trainer.model, o.dir, *o.save);
-        std::string files;
-        for (const std::string& f : written) files += (files.empty() ? "" : ", ") + f;
-        std::printf("saved %s: %s\n", o.save->string().c_str(), files.c_str());
+        const std::string written = save_model(*model, folder, *o.save);
+        std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());
     }
     return exit_ok;
 }
@@ -110,42 +363,84 @@ int train(const TrainOptions& o) {
 namespace {
 struct TrainFlags {
     TrainOptions options;
-    std::string dir, data, save, log_every;
-    TrainingFlags training;
+    std::string dir, data, valid, save, resume, log;
+    Text steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
+        weight_decay, clip, seed, log_every;
 };
 }  // namespace
 
 Command add_train_command(CLI::App& remat) {
     auto f = std::make_shared<TrainFlags>();
     CLI::App* command = remat.add_subcommand(
-        "train", "Fine-tune a causal language model folder on a text file (AdamW, gradient clipping) and save it");
-    command->add_option("DIR", f->dir, "A causal LM model folder; its tokenizer files (vocab.json + merges.txt or tokenizer.json) tokenise the text")
+        "train", "Train a causal language model folder on a token corpus or a text: validated, resumable, saved in HF's format");
+    command->add_option("DIR", f->dir, "A causal LM model folder; its tokenizer (vocab.json + merges.txt or tokenizer.json) encodes text data")
         ->required()
         ->type_name("");
-    command->add_option("--data", f->data, "A UTF-8 text file to train on")->required()->type_name("TEXT");
-    f->training.add_to(command, "100", "5e-05");
+    command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly)")
+        ->required()
+        ->type_name("DATA");
+    command->add_option("--valid", f->valid, "Validation data (a token or text file), evaluated every --validate-every steps and at the end")
+        ->type_name("DATA");
+    add(command, "--validate-every", f->validate_every, "Validate every N steps (default: only at the end)", "N");
+    add(command, "--valid-windows", f->valid_windows, "Validate on the first K windows of --valid (default: all)", "K");
+    add(command, "--epochs", f->epochs, "Passes over the data (default: 1)", "N");
+    add(command, "--steps", f->steps, "Optimiser steps of the whole run, instead of --epochs", "N");
+    add(command, "--batch", f->batch, "Windows per micro-batch (default: 8)", "B");
+    add(command, "--seq", f->seq, "Tokens per window (default: 128, or n_positions if smaller)", "T");
+    add(command, "--accumulate", f->accumulate, "Micro-batches per optimiser step (default: 1)", "K");
+    add(command, "--lr", f->lr, "Peak AdamW learning rate (default: 5e-05)", "LR");
+    command->add_option("--schedule", f->options.schedule, "Learning-rate schedule after warmup: constant, linear or cosine (default: linear)")
+        ->type_name("NAME");
+    add(command, "--warmup", f->warmup, "Linear warmup steps (default: 0)", "N");
+    add(command, "--min-lr", f->min_lr, "Where linear and cosine decay end (default: 0)", "LR");
+    add(command, "--weight-decay", f->weight_decay, "AdamW decoupled weight decay, not applied to biases and norm weights (default: 0)", "WD");
+    add(command, "--clip", f->clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
+    add(command, "--seed", f->seed, "Seed of the windows' order and the dropout masks (default: 0)", "S");
     command->add_option("--checkpoint", f->options.checkpoint,
                         "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
         ->type_name("POLICY");
-    command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")
-        ->type_name("OUT");
-    command->add_option("--log-every", f->log_every,
-                        "When not on a terminal, print a line every K steps (default: steps/20)")
-        ->type_name("K");
+    command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")->type_name("OUT");
+    add(command, "--save-every", f->save_every, "Also save OUT/checkpoint-STEP every N steps, to resume from", "N");
+    add(command, "--keep", f->keep, "Keep only the last K checkpoint folders (default: all)", "K");
+    command->add_option("--resume", f->resume, "Continue a run from OUT (its latest checkpoint) or one checkpoint-STEP folder")
+        ->type_name("DIR");
+    command->add_option("--log", f->log, "Append one JSON object per step to this file (remat plot draws it)")->type_name("FILE");
+    add(command, "--log-every", f->log_every, "When not on a terminal, print a line every K steps (default: steps/20)", "K");
     command->footer(
-        "Each step draws --batch windows of --seq consecutive tokens from the text, at offsets drawn from --seed,\n"
-        "and minimises the mean next-token cross-entropy (HF's causal LM loss with labels = the window).\n"
-        "On a terminal one live line shows step, loss, tokens/s, peak activation memory and ETA.\n"
+        "Windows are consecutive runs of --seq tokens; each epoch visits every window once, in an order drawn\n"
+        "from --seed and the epoch. The loss is the mean next-token cross-entropy (HF's causal LM loss).\n"
+        "A resumed run is bitwise identical to an uninterrupted one. SIGINT or SIGTERM saves and stops.\n"
         "\n" + causal_lms() + "\n"
         "Example:\n"
-        "  remat train tiny --data book.txt --steps 200 --batch 8 --seq 128 --checkpoint blocks --lr 1e-3 --save out");
+        "  remat train tiny --data book.tok --valid book.tok.valid --epochs 2 --batch 8 --seq 128 --accumulate 2 \\\n"
+        "      --lr 1e-3 --warmup 100 --schedule cosine --save out --save-every 500 --log out/log.jsonl");
     return {command, [f] {
                 TrainOptions o = f->options;
                 o.dir = f->dir;
                 o.data = f->data;
+                if (!f->valid.empty()) o.valid = f->valid;
                 if (!f->save.empty()) o.save = f->save;
-                f->training.read(o.steps, o.batch, o.seq, o.hyper, o.seed);
-                if (!f->log_every.empty()) o.log_every = parse_count("--log-every", f->log_every, 1);
+                if (!f->resume.empty()) o.resume = f->resume;
+                if (!f->log.empty()) o.log = f->log;
+                o.steps = count_if_given("--steps", f->steps, 1);
+                o.epochs = count_if_given("--epochs", f->epochs, 1);
+                if (f->batch.given()) o.batch = parse_count("--batch", f->batch.value, 1);
+                o.seq = count_if_given("--seq", f->seq, 2);
+                if (f->accumulate.given()) o.accumulate = parse_count("--accumulate", f->accumulate.value, 1);
+                if (f->validate_every.given()) o.validate_every = parse_count("--validate-every", f->validate_every.value, 1);
+                o.valid_windows = count_if_given("--valid-windows", f->valid_windows, 1);
+                if (f->save_every.given()) o.save_every = parse_count("--save-every", f->save_every.value, 1);
+                if (f->keep.given()) o.keep = parse_count("--keep", f->keep.value, 1);
+                if (f->warmup.given()) o.warmup = parse_count("--warmup", f->warmup.value, 0);
+                if (f->lr.given()) o.lr = parse_number("--lr", f->lr.value, 0, true);
+                if (f->min_lr.given()) o.min_lr = parse_number("--min-lr", f->min_lr.value, 0, false);
+                if (f->weight_decay.given()) o.weight_decay = parse_number("--weight-decay", f->weight_decay.value, 0, false);
+                if (f->clip.given()) o.clip = parse_number("--clip", f->clip.value, 0, false);
+                if (f->seed.given()) o.seed = static_cast<std::uint64_t>(parse_count("--seed", f->seed.value, 0));
+                if (f->log_every.given()) o.log_every = parse_count("--log-every", f->log_every.value, 1);
+                if ((f->save_every.given() || f->keep.given()) && !o.save) throw Failure("--save-every and --keep need --save");
+                if (o.valid_windows && !o.valid) throw Failure("--valid-windows needs --valid");
+                if (o.validate_every && !o.valid) throw Failure("--validate-every needs --valid");
                 return train(o);
             }};
 }

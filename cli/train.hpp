@@ -1,26 +1,33 @@
 #pragma once
-// `remat train DIR --data TEXT`: fine-tunes a causal LM model folder on a text file (causal language
-// modelling on windows drawn from a seed), with AdamW and gradient clipping, and saves it in
-// HuggingFace's format (the contract: ../../docs/cli.md).
+// `remat train DIR --data DATA`: a training run of a causal language model folder (the contract:
+// ../docs/training.md and ../docs/cli.md) — epochs over consecutive windows of a token stream,
+// gradient accumulation, a learning-rate schedule, validation, checkpoints every N steps that a
+// resumed run continues from bit for bit, a JSONL log, and the trained model saved in HF's format.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 
 #include "cli/command.hpp"
-#include "cli/training.hpp"
 
 namespace remat::cli {
 
 struct TrainOptions {
     std::filesystem::path dir, data;
-    std::optional<std::filesystem::path> save;
-    std::int64_t steps = 100, batch = 8;
+    std::optional<std::filesystem::path> valid, save, resume, log;
+    std::optional<std::int64_t> steps, epochs;  // at most one; neither: 1 epoch
+    std::int64_t batch = 8, accumulate = 1;
     std::optional<std::int64_t> seq;  // default: min(128, n_positions)
-    std::string checkpoint = "none";  // a Policy::parse spec
-    Hyper hyper;
-    std::uint64_t seed = 0;  // windows and dropout
-    std::optional<std::int64_t> log_every;  // plain-line interval; default: about 20 lines
+    std::int64_t validate_every = 0;  // 0: only at the end
+    std::optional<std::int64_t> valid_windows;  // default: every window of --valid
+    std::int64_t save_every = 0;                // 0: only the final model (and on interrupt)
+    std::int64_t keep = 0;                      // checkpoints kept; 0: all
+    std::string checkpoint = "none";            // a Policy::parse spec
+    std::string schedule = "linear";            // constant, linear or cosine (HF Trainer's default: linear)
+    std::int64_t warmup = 0;
+    float lr = 5e-5f, min_lr = 0, weight_decay = 0, clip = 1;
+    std::uint64_t seed = 0;                  // windows' order and dropout
+    std::optional<std::int64_t> log_every;   // plain-line interval off a terminal; default: about 20 lines
 };
 
 int train(const TrainOptions& options);

@@ -541,9 +541,9 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         const auto lines = lines_of(r.out);
         REQUIRE(lines.size() == 3 + 6 + 2);  // header, one line per step (6 steps < 20), summary, saved
         CHECK(lines[0] == "model: " + model.string() + " (GPT2LMHeadModel, 35712 parameters), checkpointing none");
-        CHECK(lines[1] == "data: " + data.string() + ": " + std::to_string(some_text.size()) + " bytes, " +
-                              std::to_string(some_text.size()) + " tokens (raw bytes (256 ids))");
-        CHECK(lines[2] == "training: 6 steps of 2 x 32 tokens, AdamW (lr 0.01, weight decay 0), clip 1, seed 0");
+        CHECK(lines[1] == "data: " + data.string() + ": " + std::to_string(some_text.size()) + " tokens, 8 windows of 32 (raw bytes (256 ids))");
+        CHECK(lines[2] == "training: 6 steps of 1 x 2 windows of 32 tokens, AdamW (lr 0.01, linear schedule, warmup 0, "
+                          "weight decay 0), clip 1, seed 0");
         for (int k = 1; k <= 6; ++k) CHECK(lines[2 + k].find("step " + std::to_string(k) + "/6  loss ") == 0);
         CHECK(lines[3].find("tokens/s  peak activation ") != std::string::npos);
         CHECK(lines[9].find("trained 6 steps in ") == 0);
@@ -599,12 +599,12 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         const std::string m = model.string();
         write_text(s / "empty.txt", "");
         check_error({"train", m, "--data", (s / "empty.txt").string()},
-                    (s / "empty.txt").string() + ": the file is empty, there is nothing to train on");
+                    (s / "empty.txt").string() + ": 0 tokens are fewer than one window of 64 (--seq); give more data or a smaller --seq");
         write_text(s / "short.txt", "too short");
         check_error({"train", m, "--data", (s / "short.txt").string(), "--seq", "32"},
-                    (s / "short.txt").string() + ": 9 tokens are fewer than one window of 32 (--seq); give a longer text or a smaller --seq");
+                    (s / "short.txt").string() + ": 9 tokens are fewer than one window of 32 (--seq); give more data or a smaller --seq");
         check_error({"train", m, "--data", (s / "none.txt").string()},
-                    (s / "none.txt").string() + ": cannot read: No such file or directory");
+                    (s / "none.txt").string() + ": no such file or folder");
         check_error({"train", m, "--data", data.string(), "--seq", "65"}, "--seq 65 is longer than the model's n_positions 64");
         check_error({"train", m, "--data", data.string(), "--seq", "1"}, "--seq must be a whole number of at least 2, got \"1\"");
         check_error({"train", m, "--data", data.string(), "--lr", "0"}, "--lr must be a number above 0, got \"0\"");
