@@ -187,6 +187,8 @@ std::string status(std::int64_t step, std::int64_t total, double epoch, float lo
 
 int train(const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
+    if (o.schedule != "constant" && o.schedule != "linear" && o.schedule != "cosine")
+        throw Failure("--schedule must be constant, linear or cosine, got \"" + o.schedule + "\"");
     if (o.min_lr > o.lr) throw Failure("--min-lr " + exact(o.min_lr) + " is above --lr " + exact(o.lr));
     const Policy policy = parse_policy(o.checkpoint);
     const ModelFolder folder = causal_lm_folder(o.dir, "train");
@@ -206,7 +208,6 @@ int train(const TrainOptions& o) {
         valid.emplace(tokens.open(*o.valid, seq));
         valid_count = std::min(valid->windows(seq), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
     }
-    for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
 
     const std::size_t windows = corpus.windows(seq), per_step = batch * accumulate;
     const std::int64_t total =
@@ -242,6 +243,7 @@ int train(const TrainOptions& o) {
         state.tokens = saved.tokens;
     }
     const auto schedule = schedule_of(o, total);
+    for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
     std::optional<RunLog> log;
     if (o.log) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
 

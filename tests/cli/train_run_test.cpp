@@ -1,0 +1,280 @@
+// `remat train` as a training run (docs/training.md): killed with SIGKILL between saves and during
+// a save, stopped with SIGTERM, and resumed — bitwise the uninterrupted run, losses and weights, with
+// dropout on, accumulation, under policies none and blocks; validation; the non-finite stop; the
+// errors of a run's arguments.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/inotify.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/cli/run_remat.hpp"
+
+namespace {
+
+// A byte-level GPT-2 with HF's default dropout (0.1), and a text of a few thousand tokens.
+const fs::path& model() {
+    static const fs::path dir = [] {
+        const fs::path d = scratch() / "model";
+        const Result r = run_remat({"init", d.string(), "--arch", "gpt2", "--n-layer", "2", "--n-embd", "32", "--n-head",
+                                    "4", "--vocab-size", "256", "--n-positions", "64", "--seed", "3"});
+        REQUIRE(r.code == 0);
+        return d;
+    }();
+    return dir;
+}
+const fs::path& text() {
+    static const fs::path path = [] {
+        std::string t;
+        for (int i = 0; i < 40; ++i)
+            t += "Paragraph " + std::to_string(i) + ": it was the best of times, it was the worst of times, it was the "
+                 "age of wisdom, it was the age of foolishness.\n";
+        write_text(scratch() / "text.txt", t);
+        return scratch() / "text.txt";
+    }();
+    return path;
+}
+
+std::vector<std::string> run_args(const std::string& policy, const fs::path& out, const std::string& save_every) {
+    return {"train", model().string(), "--data", text().string(), "--steps", "24", "--batch", "2", "--seq", "32",
+            "--accumulate", "2", "--lr", "3e-3", "--warmup", "3", "--schedule", "cosine", "--weight-decay", "0.1",
+            "--checkpoint", policy, "--save", out.string(), "--save-every", save_every, "--log",
+            (out.string() + ".jsonl")};
+}
+
+// Starts $REMAT_BIN without waiting, output to files.
+pid_t spawn_remat(const std::vector<std::string>& args, const fs::path& out) {
+    const char* bin = std::getenv("REMAT_BIN");
+    REQUIRE(bin != nullptr);
+    std::vector<char*> argv{const_cast<char*>(bin)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, (out.string() + ".stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    REQUIRE(posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+}
+
+int wait_status(pid_t pid) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+std::size_t log_lines(const fs::path& log) {
+    const std::string t = read_text(log);
+    return static_cast<std::size_t>(std::count(t.begin(), t.end(), '\n'));
+}
+
+// What must match between two runs' logs: everything but the timings.
+std::vector<std::string> computed(const fs::path& log) {
+    std::vector<std::string> out;
+    std::stringstream in(read_text(log));
+    for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line);
+        j.erase("tokens_per_second");
+        j.erase("peak_activation_bytes");
+        out.push_back(j.dump());
+    }
+    return out;
+}
+
+bool has_partial_folder(const fs::path& dir) {
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().ends_with(".partial")) return true;
+    return false;
+}
+
+// The uninterrupted run every interrupted one must equal.
+const fs::path& reference() {
+    static const fs::path out = [] {
+        const fs::path o = scratch() / "reference";
+        const Result r = run_remat(run_args("none", o, "4"));
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        return o;
+    }();
+    return out;
+}
+
+void check_same_as_reference(const fs::path& out) {
+    CHECK(read_text(out / "model.safetensors") == read_text(reference() / "model.safetensors"));
+    CHECK(computed(out.string() + ".jsonl") == computed(reference().string() + ".jsonl"));
+}
+
+void resume(const std::string& policy, const fs::path& out, const std::string& save_every) {
+    auto args = run_args(policy, out, save_every);
+    args.insert(args.end(), {"--resume", out.string()});
+    const Result r = run_remat(args);
+    CAPTURE(r.out);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("resuming from " + out.string() + "/checkpoint-") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a run killed between saves resumes bitwise: the same losses at every step, the same weights") {
+    for (const char* policy : {"none", "blocks"}) {
+        CAPTURE(policy);
+        const fs::path out = scratch() / ("between-" + std::string(policy));
+        const pid_t pid = spawn_remat(run_args(policy, out, "4"), out);
+        while (log_lines(out.string() + ".jsonl") < 10) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        ::kill(pid, SIGKILL);
+        const int status = wait_status(pid);
+        REQUIRE(WIFSIGNALED(status));  // killed, not finished
+        CHECK_FALSE(fs::exists(out / "model.safetensors"));
+        resume(policy, out, "4");
+        check_same_as_reference(out);
+    }
+}
+
+TEST_CASE("a run killed during a save resumes bitwise from the last complete checkpoint") {
+    for (const char* policy : {"none", "blocks"}) {
+        CAPTURE(policy);
+        bool killed_in_a_save = false;
+        for (int attempt = 0; attempt < 20 && !killed_in_a_save; ++attempt) {
+            const fs::path out = scratch() / ("during-" + std::string(policy) + "-" + std::to_string(attempt));
+            fs::create_directories(out);
+            const int watch = ::inotify_init1(IN_CLOEXEC);
+            REQUIRE(watch >= 0);
+            REQUIRE(::inotify_add_watch(watch, out.c_str(), IN_CREATE) >= 0);
+            const pid_t pid = spawn_remat(run_args(policy, out, "1"), out);
+            // Kill at the first folder created after step 5: a ".checkpoint-N.partial" being filled.
+            alignas(inotify_event) char events[4096];
+            for (bool done = false; !done;) {
+                const ssize_t n = ::read(watch, events, sizeof events);
+                REQUIRE(n > 0);
+                for (char* p = events; p < events + n; p += sizeof(inotify_event) + reinterpret_cast<inotify_event*>(p)->len) {
+                    const auto* e = reinterpret_cast<inotify_event*>(p);
+                    const std::string name = e->len ? e->name : "";
+                    if (name.ends_with(".partial") && name > ".checkpoint-5") {
+                        ::kill(pid, SIGKILL);
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            ::close(watch);
+            const int status = wait_status(pid);
+            REQUIRE(WIFSIGNALED(status));
+            killed_in_a_save = has_partial_folder(out);  // the save was cut short
+            if (!killed_in_a_save) continue;            // it had finished: try again
+            resume(policy, out, "1");
+            check_same_as_reference(out);
+        }
+        CHECK(killed_in_a_save);
+    }
+}
+
+TEST_CASE("SIGTERM: the step finishes, a checkpoint is written, the line says how to resume") {
+    const fs::path out = scratch() / "term";
+    const pid_t pid = spawn_remat(run_args("blocks", out, "100"), out);
+    while (log_lines(out.string() + ".jsonl") < 5) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    ::kill(pid, SIGTERM);
+    const int status = wait_status(pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+    const std::string printed = read_text(out.string() + ".stdout");
+    CAPTURE(printed);
+    const auto at = printed.find("stopped by SIGTERM after step ");
+    REQUIRE(at != std::string::npos);
+    const int step = std::stoi(printed.substr(at + 30));
+    CHECK(has_line(printed, "stopped by SIGTERM after step " + std::to_string(step) + ": saved " +
+                                (out / ("checkpoint-" + std::to_string(step))).string() +
+                                "; resume with the same arguments and --resume " + out.string()));
+    resume("blocks", out, "100");
+    check_same_as_reference(out);
+}
+
+TEST_CASE("validation: loss and perplexity at the intervals and the end; too little data is an error") {
+    const fs::path out = scratch() / "valid";
+    const Result r = run_remat({"train", model().string(), "--data", text().string(), "--valid", text().string(),
+                                "--valid-windows", "5", "--validate-every", "3", "--steps", "7", "--batch", "2", "--seq",
+                                "32", "--log", (out.string() + ".jsonl")});
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(has_line(r.out, "validation: " + text().string() + ": 5 of 154 windows, every 3 steps and at the end"));
+    for (const char* step : {"3", "6", "7"})
+        CHECK(r.out.find(std::string("validation at step ") + step + ": loss ") != std::string::npos);
+    std::size_t validated = 0;
+    std::stringstream in(read_text(out.string() + ".jsonl"));
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (!j.contains("valid_loss")) continue;
+        ++validated;
+        CHECK(j["valid_perplexity"].get<double>() == doctest::Approx(std::exp(j["valid_loss"].get<double>())));
+    }
+    CHECK(validated == 3);
+
+    write_text(scratch() / "empty.txt", "");
+    const std::string m = model().string(), d = text().string(), empty = (scratch() / "empty.txt").string();
+    check_error({"train", m, "--data", d, "--valid", empty, "--seq", "32"},
+                empty + ": 0 tokens are fewer than one window of 32 (--seq); give more data or a smaller --seq");
+    write_text(scratch() / "short.txt", "short");
+    check_error({"train", m, "--data", d, "--valid", (scratch() / "short.txt").string(), "--seq", "32"},
+                (scratch() / "short.txt").string() + ": 5 tokens are fewer than one window of 32 (--seq); give more data or a smaller --seq");
+}
+
+TEST_CASE("a non-finite loss stops the run: exit 2, one error line, the final model not written") {
+    const fs::path out = scratch() / "diverged";
+    const Result r = run_remat({"train", model().string(), "--data", text().string(), "--steps", "10", "--batch", "2",
+                                "--seq", "32", "--lr", "1e30", "--clip", "0", "--save", out.string(), "--save-every", "1"});
+    CAPTURE(r.out);
+    CAPTURE(r.err);
+    CHECK(r.code == 2);
+    // stderr: the raw-bytes warning of the start, then the one error line.
+    const std::string error = r.err.substr(r.err.find("\nerror: ") + 1);
+    REQUIRE(error.starts_with("error: step "));
+    CHECK(std::count(error.begin(), error.end(), '\n') == 1);
+    CHECK((error.find(" is nan; stopped (") != std::string::npos || r.err.find(" is infinite; stopped (") != std::string::npos));
+    CHECK(r.err.find(out.string() + " keeps only its earlier checkpoints); try a lower --lr or --clip") != std::string::npos);
+    CHECK_FALSE(fs::exists(out / "model.safetensors"));
+    CHECK(fs::exists(out / "checkpoint-1" / "model.safetensors"));
+}
+
+TEST_CASE("the run's arguments: contradictions and a changed resume are errors naming the argument") {
+    const std::string m = model().string(), d = text().string();
+    check_error({"train", m, "--data", d, "--steps", "2", "--epochs", "1"}, "give --steps or --epochs, not both");
+    check_error({"train", m, "--data", d, "--keep", "2"}, "--save-every and --keep need --save");
+    check_error({"train", m, "--data", d, "--validate-every", "2"}, "--validate-every needs --valid");
+    check_error({"train", m, "--data", d, "--schedule", "steep"}, "--schedule must be constant, linear or cosine, got \"steep\"");
+    check_error({"train", m, "--data", d, "--lr", "1e-3", "--min-lr", "1e-2"}, "--min-lr 0.01 is above --lr 0.001");
+    check_error({"train", m, "--data", d, "--seq", "64", "--batch", "100", "--epochs", "1"},
+                d + ": 77 windows of 64 tokens make less than one step of 100 windows (--batch x --accumulate) in 1 epoch(s); "
+                    "give more data, more --epochs, or --steps");
+    const fs::path empty = scratch() / "no-checkpoints";
+    fs::create_directories(empty);
+    check_error({"train", m, "--data", d, "--resume", empty.string()},
+                empty.string() + ": --resume: the folder holds no complete checkpoint-N folder (nor run_state.json)");
+
+    auto args = run_args("none", reference(), "4");
+    for (auto& a : args)
+        if (a == "3e-3") a = "1e-3";
+    args.insert(args.end(), {"--resume", (reference() / "checkpoint-8").string()});
+    check_error(args, "--lr 0.001 differs from the run being resumed (0.003 in " + (reference() / "checkpoint-8").string() +
+                          "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
+                          "--validate-every, --valid-windows and --checkpoint may change)");
+}
+
+TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the latest checkpoints") {
+    const fs::path out = scratch() / "epochs";
+    const Result r = run_remat({"train", model().string(), "--data", text().string(), "--epochs", "2", "--batch", "4",
+                                "--seq", "64", "--save", out.string(), "--save-every", "10", "--keep", "2"});
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    // 77 windows of 64 tokens, 2 epochs, 4 windows a step: 38 steps.
+    CHECK(r.out.find("training: 38 steps of 1 x 4 windows of 64 tokens") != std::string::npos);
+    CHECK(fs::exists(out / "checkpoint-20"));
+    CHECK(fs::exists(out / "checkpoint-30"));
+    CHECK_FALSE(fs::exists(out / "checkpoint-10"));
+    CHECK(fs::exists(out / "model.safetensors"));
+}
