@@ -10,7 +10,7 @@
 #include "remat/core/memory.hpp"
 #include "remat/core/random.hpp"
 #include "remat/core/tensor.hpp"
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "remat/hf/error.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/hf/naming.hpp"

@@ -1,5 +1,5 @@
 // pytorch_model.bin: files torch.save wrote (tests/fixtures/make_bin_fixtures.py) load bit for bit as
-// their safetensors twins, through CheckpointFiles and gpt2::from_pretrained; hostile and broken files —
+// their safetensors twins, through WeightFiles and gpt2::from_pretrained; hostile and broken files —
 // committed fixtures, and pickles assembled here opcode by opcode — each fail with their message.
 #include <doctest/doctest.h>
 
@@ -20,7 +20,7 @@
 
 #include "models/gpt2/pretrained.hpp"
 #include "remat/ad/tape.hpp"
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
 #include "tests/support/same_bits.hpp"
@@ -138,9 +138,9 @@ TEST_CASE("pytorch_model.bin: gpt2-tiny loads bitwise equal to model.safetensors
     CHECK(bin.find("h.1.mlp.c_fc.weight") == &bin.tensors()[24]);
     CHECK(bin.find("nope") == nullptr);
 
-    SUBCASE("through CheckpointFiles, from the folder or the file") {
+    SUBCASE("through WeightFiles, from the folder or the file") {
         for (const fs::path& where : {bins / "gpt2-tiny", path}) {
-            const auto files = hf::CheckpointFiles::open(where);
+            const auto files = hf::WeightFiles::open(where);
             CHECK(files.description() == path.string());
             std::vector<std::string> names;
             for (const auto& t : st.tensors()) names.push_back(t.name);
@@ -308,13 +308,13 @@ TEST_CASE("pytorch_model.bin: hostile and broken fixtures") {
           "convert it to model.safetensors");
     fails("no-such.bin", "no such file");
 
-    SUBCASE("through CheckpointFiles and hf::load") {
+    SUBCASE("through WeightFiles and hf::load") {
         TempDir tmp;
         fs::copy_file(bins / "os-system.bin", tmp.path / "pytorch_model.bin");
         fs::copy_file(bins / "gpt2-tiny" / "config.json", tmp.path / "config.json");
         const std::string message =
             at(tmp.path / "pytorch_model.bin", "refusing to load global \"os.system\" (only a state dict's tensors are allowed)");
-        CHECK_THROWS_WITH_AS(hf::CheckpointFiles::open(tmp.path), message.c_str(), hf::FormatError);
+        CHECK_THROWS_WITH_AS(hf::WeightFiles::open(tmp.path), message.c_str(), hf::FormatError);
         CHECK_THROWS_WITH_AS(gpt2::from_pretrained(tmp.path), message.c_str(), hf::FormatError);
     }
 }

@@ -1,4 +1,4 @@
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -50,8 +50,8 @@ std::vector<std::pair<std::string, std::string>> read_index(const fs::path& inde
 }
 }  // namespace
 
-CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
-    CheckpointFiles c;
+WeightFiles WeightFiles::open(const fs::path& dir) {
+    WeightFiles c;
     auto add = [&](const fs::path& file) {
         c.files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(file)));
         for (const TensorInfo& t : c.files_.back()->tensors()) c.order_.push_back(t.name);
@@ -99,25 +99,25 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
     return c;
 }
 
-std::vector<std::string> CheckpointFiles::names() const { return order_; }
+std::vector<std::string> WeightFiles::names() const { return order_; }
 
-CheckpointFiles::Located CheckpointFiles::locate(const std::string& name) const {
+WeightFiles::Located WeightFiles::locate(const std::string& name) const {
     if (bin_) return {nullptr, bin_->find(name), bin_.get()};
     for (const auto& f : files_)
         if (const TensorInfo* t = f->find(name)) return {f.get(), t};
     return {nullptr, nullptr};
 }
 
-const TensorInfo* CheckpointFiles::find(const std::string& name) const { return locate(name).info; }
+const TensorInfo* WeightFiles::find(const std::string& name) const { return locate(name).info; }
 
-Tensor CheckpointFiles::read_float(const std::string& name) const {
+Tensor WeightFiles::read_float(const std::string& name) const {
     Located l = locate(name);
     if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
     if (l.bin) return l.bin->read_float(*l.info);
     return l.file->read_float(*l.info);
 }
 
-IdTensor CheckpointFiles::read_int(const std::string& name) const {
+IdTensor WeightFiles::read_int(const std::string& name) const {
     Located l = locate(name);
     if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
     if (l.bin) return l.bin->read_int(*l.info);
