@@ -20,6 +20,7 @@
 // (_save, _load) and torch/_tensor.py (__reduce_ex__) of PyTorch 1.13 and 2.x.
 
 #include "conversions.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::hf {
 
@@ -28,25 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 
 // ---------------------------------------------------------------------------------------- formatting
-
-// A name from the file, for a message: quoted, non-printable bytes escaped, cut short.
-std::string in_quotes(std::string_view s) {
-    std::string q(1, '"');
-    for (std::size_t i = 0; i < s.size() && i < 200; ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
-            static const char hex[] = "0123456789abcdef";
-            q += "\\x";
-            q += hex[c >> 4];
-            q += hex[c & 15];
-        } else {
-            q += static_cast<char>(c);
-        }
-    }
-    if (s.size() > 200) q += "...";
-    q += '"';
-    return q;
-}
 
 std::string hex_byte(unsigned char c) {
     static const char hex[] = "0123456789abcdef";

@@ -81,3 +81,13 @@ TEST_CASE("fuzz regression: a shard name longer than the file system allows is a
     const fs::path long_dir = dir / std::string(300, 'y');
     CHECK_THROWS_WITH_AS(hf::WeightFiles::open(long_dir), (long_dir.string() + ": no such file or folder").c_str(), hf::FormatError);
 }
+
+TEST_CASE("a multi-gigabyte config.json is refused before anything is allocated") {
+    const test::TempDir tmp("remat-fuzz-regression");
+    const fs::path config = tmp / "config.json";
+    std::ofstream(config) << "{";
+    fs::resize_file(config, std::uintmax_t{3} << 30);  // sparse: costs no disk
+    CHECK_THROWS_WITH_AS(gpt2::Config::from_file(config),
+                         (config.string() + ": is 3221225472 bytes, over the 16777216-byte limit for a config file").c_str(),
+                         FormatError);
+}

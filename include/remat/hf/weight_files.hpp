@@ -1,6 +1,7 @@
 #pragma once
 // The tensors of a HuggingFace model folder, whichever way they are stored: model.safetensors,
 // sharded safetensors (model.safetensors.index.json), or pytorch_model.bin.
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -26,6 +27,9 @@ public:
     IdTensor read_int(const std::string& name) const;
     // "model.safetensors", "3 shards of model.safetensors.index.json", …, for messages.
     const std::string& description() const { return description_; }
+
+    // model.safetensors.index.json is read whole; a larger one is refused (real ones are under 1 MB).
+    static constexpr std::size_t max_index_bytes = std::size_t{64} << 20;
 
 private:
     struct Located {
