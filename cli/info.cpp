@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "cli/errors.hpp"
 #include "cli/model_folder.hpp"
 
@@ -52,7 +52,7 @@ int info_folder(const fs::path& dir) {
     // Load first: nothing is printed for a model that cannot be loaded.
     hf::LoadReport report;
     const std::size_t parameters = load_model(folder, Policy::none(), nullptr, &report)->count_parameters();
-    const auto files = hf::CheckpointFiles::open(dir);
+    const auto files = hf::WeightFiles::open(dir);
 
     std::printf("model: %s\n", dir.string().c_str());
     std::printf("architecture: %s\n", folder.architecture->hf_class.c_str());

@@ -21,6 +21,7 @@
 #include "cli/training.hpp"
 #include "cli/training_data.hpp"
 #include "remat/ad/tape.hpp"
+#include "remat/core/files.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/data/corpus.hpp"
 #include "remat/data/epoch_order.hpp"
@@ -115,7 +116,7 @@ std::string save_model(models::Model& model, const ModelFolder& from, const fs::
     if (fs::equivalent(from.dir, to, ec)) return written;
     for (const char* name : tokenizer_files)
         if (fs::is_regular_file(from.dir / name, ec)) {
-            hf::write_text_atomically(to / name, read_text_file(from.dir / name));
+            hf::write_text_atomically(to / name, read_file(from.dir / name, std::size_t{256} << 20, "a tokenizer file"));
             written += std::string(", ") + name;
         }
     return written;

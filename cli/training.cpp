@@ -9,21 +9,12 @@
 #include <sstream>
 
 #include "cli/errors.hpp"
+#include "remat/core/files.hpp"
 
 namespace remat::cli {
 
 std::string read_text_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Failure(path.string() + ": is a folder, expected a text file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        const int error = errno;
-        throw Failure(path.string() + ": cannot read: " + std::strerror(error));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw Failure(path.string() + ": cannot read");
-    std::string s = text.str();
+    std::string s = read_file(path, std::size_t{1} << 30, "a text held in memory (use remat encode for more)");
     if (s.empty()) throw Failure(path.string() + ": the file is empty, there is nothing to train on");
     return s;
 }

@@ -20,7 +20,7 @@
 
 namespace remat::cli {
 
-// Reads a text file whole; Failure naming the file when it cannot be read or is empty.
+// Reads a text file whole (up to 1 GiB); naming the file when it cannot be read or is empty.
 std::string read_text_file(const std::filesystem::path& path);
 
 // The folder's tokenizer, of the kind its architecture declares; Failure when remat has none for it.

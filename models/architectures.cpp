@@ -7,6 +7,7 @@
 #include "models/bert/architecture.hpp"
 #include "models/common/config_json.hpp"
 #include "models/gpt2/architecture.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::models {
 
@@ -99,7 +100,7 @@ const Architecture& find_for_config(const std::string& text, const std::string& 
         if (!first) first = a;
     }
     if (!first)
-        throw ValueError(source + ": unsupported model_type \"" + type + "\" (remat supports " +
+        throw ValueError(source + ": unsupported model_type " + in_quotes(type) + " (remat supports " +
                          join(model_types(), "and") + ")");
     return *first;
 }

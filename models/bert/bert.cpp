@@ -38,45 +38,45 @@ Var Embeddings::operator()(const IdTensor& ids, const IdTensor& token_type_ids) 
     IdTensor positions = IdTensor::from_shape({T});
     for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
     IdTensor types = given(token_type_ids) ? token_type_ids : IdTensor(ids.shape(), 0);
-    Var x = nn::call("word_embeddings", word_embeddings, ids) + nn::call("token_type_embeddings", token_type_embeddings, types) +
-            nn::call("position_embeddings", position_embeddings, positions);
-    return dropout(nn::call("LayerNorm", LayerNorm, x));
+    Var x = REMAT_CALL(word_embeddings, ids) + REMAT_CALL(token_type_embeddings, types) +
+            REMAT_CALL(position_embeddings, positions);
+    return REMAT_CALL(dropout, REMAT_CALL(LayerNorm, x));
 }
 
 Var SelfAttention::operator()(const Var& x, const PaddingMask& mask) const {
     nn::check_rank("BertSelfAttention", x, 3, "(B, T, H)");
-    Var q = nn::call("query", query, x), k = nn::call("key", key, x), v = nn::call("value", value, x);
+    Var q = REMAT_CALL(query, x), k = REMAT_CALL(key, x), v = REMAT_CALL(value, x);
     return nn::attention(q, k, v, num_attention_heads, {.key_padding = mask.get()}, &dropout);
 }
 
 Var ResidualOutput::operator()(const Var& x, const Var& residual) const {
-    return nn::call("LayerNorm", LayerNorm, dropout(nn::call("dense", dense, x)) + residual);
+    return REMAT_CALL(LayerNorm, REMAT_CALL(dropout, REMAT_CALL(dense, x)) + residual);
 }
 
 Var Attention::operator()(const Var& x, const PaddingMask& mask) const {
-    return nn::call("output", output, nn::call("self", self, x, mask), x);
+    return REMAT_CALL(output, REMAT_CALL(self, x, mask), x);
 }
 
-Var Intermediate::operator()(const Var& x) const { return nn::apply(act, nn::call("dense", dense, x)); }
+Var Intermediate::operator()(const Var& x) const { return nn::apply(act, REMAT_CALL(dense, x)); }
 
 Var Layer::operator()(const Var& x, const PaddingMask& mask) const {
-    Var a = nn::call("attention", attention, x, mask);
-    return nn::call("output", output, nn::call("intermediate", intermediate, a), a);
+    Var a = REMAT_CALL(attention, x, mask);
+    return REMAT_CALL(output, REMAT_CALL(intermediate, a), a);
 }
 
 Var Pooler::operator()(const Var& hidden) const {
     nn::check_rank("BertPooler", hidden, 3, "(B, T, H)");
     const auto B = static_cast<std::int64_t>(hidden.shape()[0]), H = static_cast<std::int64_t>(hidden.shape()[2]);
     Var first = ops::reshape(ops::slice_last(ops::reshape(hidden, {B, -1}), 0, static_cast<std::size_t>(H)), {B, H});
-    return ops::tanh(nn::call("dense", dense, first));
+    return ops::tanh(REMAT_CALL(dense, first));
 }
 
 Var PredictionTransform::operator()(const Var& x) const {
-    return nn::call("LayerNorm", LayerNorm, nn::apply(act, nn::call("dense", dense, x)));
+    return REMAT_CALL(LayerNorm, nn::apply(act, REMAT_CALL(dense, x)));
 }
 
 Var Predictions::operator()(const Var& x, const nn::Embedding& word_embeddings) const {
-    Var t = nn::call("transform", transform, x);
+    Var t = REMAT_CALL(transform, x);
     Var logits = ops::matmul(t, leaf(word_embeddings.weight), false, true);  // (B, T, H)·(V, H)ᵀ
     return logits + leaf(bias);
 }

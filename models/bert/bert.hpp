@@ -108,9 +108,9 @@ struct BertModel {
     // Sequence output (B, T, H).
     Var operator()(const Inputs& in) {
         check_inputs(in);
-        Var x = nn::call("embeddings", embeddings, in.input_ids, in.token_type_ids);
+        Var x = REMAT_CALL(embeddings, in.input_ids, in.token_type_ids);
         const PaddingMask mask = given(in.attention_mask) ? padding_mask(in.attention_mask) : nullptr;
-        return nn::call("encoder", encoder, x, mask);
+        return REMAT_CALL(encoder, x, mask);
     }
     void check_inputs(const Inputs& in) const;
 };
@@ -142,8 +142,8 @@ struct BertForMaskedLM {
 
     // Logits (B, T, V).
     Var operator()(const Inputs& in) {
-        Var hidden = nn::call("bert", bert, in);
-        return nn::call("cls.predictions", cls.predictions, hidden, bert.embeddings.word_embeddings);
+        Var hidden = REMAT_CALL(bert, in);
+        return REMAT_CALL(cls.predictions, hidden, bert.embeddings.word_embeddings);
     }
     // Mean cross-entropy over labels ≠ -100 (no shift).
     Var loss(const Var& logits, const IdTensor& labels) const;

@@ -1,13 +1,13 @@
 #pragma once
 // Reading HF config.json text with messages that name the file (private to models/); the fields
 // themselves are read by config_schema.hpp.
+#include <cstddef>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "remat/core/error.hpp"
+#include "remat/core/files.hpp"
 
 namespace remat::config_json {
 
@@ -39,12 +39,11 @@ inline json parse_object(const std::string& text, const std::string& source) {
     return j;
 }
 
-inline std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ValueError(path.string() + ": cannot read");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+// HF's config.json files are a few kilobytes; this bounds a hostile one.
+inline constexpr std::size_t max_config_bytes = std::size_t{16} << 20;
+
+// The text of a config.json, by remat::read_file (FormatError "<path>: cannot read: …", "… over the
+// 16777216-byte limit for a config file").
+inline std::string read_file(const std::filesystem::path& path) { return remat::read_file(path, max_config_bytes, "a config file"); }
 
 }  // namespace remat::config_json

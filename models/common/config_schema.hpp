@@ -16,6 +16,7 @@
 
 #include "models/common/config_file.hpp"
 #include "models/common/config_json.hpp"
+#include "remat/core/in_quotes.hpp"
 #include "remat/layers/activation.hpp"
 
 namespace remat::config_json {
@@ -71,7 +72,7 @@ public:
             if (!v.is_string()) throw ValueError(source + ": " + key + " must be a string");
             const auto a = nn::parse_activation(v.get<std::string>());
             if (!a)
-                throw ValueError(source + ": unsupported " + key + " \"" + v.get<std::string>() + "\" (" +
+                throw ValueError(source + ": unsupported " + key + " " + in_quotes(v.get<std::string>()) + " (" +
                                  nn::activation_names() + ")");
             c.*member = *a;
         };

@@ -16,19 +16,19 @@ const hf::Naming& checkpoint_naming() {
 
 Var Attention::operator()(const Var& x, const nn::PaddingMask& padding) const {
     nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
-    Var qkv = nn::call("c_attn", c_attn, x);  // (B, T, 3C)
+    Var qkv = REMAT_CALL(c_attn, x);  // (B, T, 3C)
     Var y = nn::self_attention(qkv, n_head, {.causal = true, .key_padding = padding.get()}, &attn_dropout);
-    return resid_dropout(nn::call("c_proj", c_proj, y));
+    return REMAT_CALL(resid_dropout, REMAT_CALL(c_proj, y));
 }
 
 Var MLP::operator()(const Var& x) const {
-    Var h = nn::call("c_fc", c_fc, x);
-    return dropout(nn::call("c_proj", c_proj, nn::apply(act, h)));
+    Var h = REMAT_CALL(c_fc, x);
+    return REMAT_CALL(dropout, REMAT_CALL(c_proj, nn::apply(act, h)));
 }
 
 Var Block::operator()(const Var& x, const nn::PaddingMask& padding) const {
-    Var h = x + nn::call("attn", attn, nn::call("ln_1", ln_1, x), padding);
-    return h + nn::call("mlp", mlp, nn::call("ln_2", ln_2, h));
+    Var h = x + REMAT_CALL(attn, REMAT_CALL(ln_1, x), padding);
+    return h + REMAT_CALL(mlp, REMAT_CALL(ln_2, h));
 }
 
 Block Block::create(const Config& c, Generator& init, const std::shared_ptr<Generator>& rng) {
@@ -64,8 +64,8 @@ Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout&
                          std::to_string(wpe.vocabulary()));
     IdTensor positions = IdTensor::from_shape({T});
     for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
-    Var x = nn::call("wte", wte, ids) + nn::call("wpe", wpe, positions);  // (B, T, C) + (T, C)
-    return nn::call("drop", drop, x);
+    Var x = REMAT_CALL(wte, ids) + REMAT_CALL(wpe, positions);  // (B, T, C) + (T, C)
+    return REMAT_CALL(drop, x);
 }
 
 void check_mask(const IdTensor& ids, const IdTensor& attention_mask) {

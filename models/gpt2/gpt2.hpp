@@ -63,9 +63,9 @@ struct GPT2Model {
     // keys as in HF (positions are not shifted: pass left-padded batches at your own risk, as in HF).
     Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
         Var x = embed(ids);
-        if (!nn::given(attention_mask)) return nn::call("ln_f", ln_f, run_blocks(h, "h", x));
+        if (!nn::given(attention_mask)) return REMAT_CALL(ln_f, run_blocks(h, "h", x));
         check_mask(ids, attention_mask);
-        return nn::call("ln_f", ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
+        return REMAT_CALL(ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
     }
 
     Var embed(const IdTensor& ids) const;  // drop(wte[ids] + wpe[0..T-1])
@@ -81,7 +81,7 @@ struct GPT2LMHeadModel {
 
     // ids (B, T) -> logits (B, T, V), through the tied embedding.
     Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
-        return lm_head(nn::call("transformer", transformer, ids, attention_mask));
+        return lm_head(REMAT_CALL(transformer, ids, attention_mask));
     }
     Var lm_head(const Var& hidden) const;
     // HF's loss: mean cross-entropy of logits[:, t] against labels[:, t + 1] over labels ≠ -100.

@@ -25,7 +25,7 @@ bool ignored(const std::string& name, const Naming& naming) {
 }
 
 // The checkpoint's name for a model path: itself, without the base prefix, or with it.
-std::string resolve(const std::string& path, const CheckpointFiles& files, const Naming& naming) {
+std::string resolve(const std::string& path, const WeightFiles& files, const Naming& naming) {
     if (files.find(path)) return path;
     const std::string& p = naming.base_prefix;
     if (p.empty()) return {};
@@ -37,7 +37,7 @@ std::string resolve(const std::string& path, const CheckpointFiles& files, const
 std::string shape_string(const std::vector<std::size_t>& s) { return to_string(s); }
 }  // namespace
 
-LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files, const Naming& naming) {
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFiles& files, const Naming& naming) {
     std::vector<std::string> problems;
     std::unordered_set<std::string> used;
     std::vector<std::pair<const NamedTensor*, std::string>> plan;

@@ -21,6 +21,7 @@
 
 #include "atomic_file.hpp"
 #include "conversions.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::hf {
 
@@ -74,12 +75,6 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 // ---------------------------------------------------------------------------------------- formatting
 
-std::string in_quotes(std::string_view s) {
-    std::string q(1, '"');  // appended piecewise: g++ 12 warns falsely (-Wrestrict) on "\"" + string
-    q += s;
-    q += '"';
-    return q;
-}
 std::string tensor_label(std::string_view name) { return "tensor " + in_quotes(name); }
 std::string range(std::size_t begin, std::size_t end) {
     return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";

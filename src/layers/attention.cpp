@@ -42,9 +42,9 @@ MultiHeadAttention MultiHeadAttention::create(std::size_t features, std::size_t 
 
 Var MultiHeadAttention::operator()(const Var& x, const Tensor* key_padding) const {
     check_rank("MultiHeadAttention", x, 3, "(B, T, C)");
-    Var qkv = call("in_proj", in_proj, x);
+    Var qkv = REMAT_CALL(in_proj, x);
     Var y = self_attention(qkv, n_head, {.causal = causal, .key_padding = key_padding}, &dropout);
-    return call("out_proj", out_proj, y);
+    return REMAT_CALL(out_proj, y);
 }
 
 }  // namespace remat::nn

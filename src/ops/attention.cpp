@@ -99,7 +99,7 @@ void dropout_factors(const Problem& pr, std::uint64_t first, std::size_t n, floa
         const std::uint64_t index = first + j;
         const auto bits = block_bits(pr.stream, index / 4);
         for (std::size_t lane = index % 4; lane < 4 && j < n; ++lane, ++j)
-            factor[j] = static_cast<float>(bits[lane] >> 8) * 0x1p-24f >= pr.p ? pr.keep_scale : 0.0f;
+            factor[j] = dropout_keeps(bits[lane], pr.p) ? pr.keep_scale : 0.0f;
     }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by op implementations (private to src/).
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,11 @@ inline std::size_t leading_rows(const Shape& s) {
     return n;
 }
 inline std::size_t last_dim(const Shape& s) { return s.empty() ? 1 : s.back(); }
+
+// The dropout keep rule: an element is kept when its 32 random bits, read as a uniform float in
+// [0, 1) from their top 24 bits, are at least p. ops::dropout and the fused attention's dropout both
+// call it, so their masks agree bit for bit.
+inline bool dropout_keeps(std::uint32_t bits, float p) { return static_cast<float>(bits >> 8) * 0x1p-24f >= p; }
 
 inline void require_rank_at_least(const char* op, const Var& x, std::size_t rank) {
     if (x.dim() < rank)

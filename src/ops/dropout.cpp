@@ -6,13 +6,13 @@ namespace remat::ops {
 using namespace detail;
 
 namespace {
-// Element i is kept when its uniform draw (block i/4, lane i%4) is at least p.
+// Element i is kept by dropout_keeps with the bits of block i/4, lane i%4.
 template <class F>
 void for_each_kept(Generator::State state, std::size_t n, float p, F&& f) {
     for (std::size_t b = 0; b * 4 < n; ++b) {
         const auto bits = block_bits(state, b);
         for (std::size_t j = 0; j < 4 && 4 * b + j < n; ++j)
-            f(4 * b + j, static_cast<float>(bits[j] >> 8) * 0x1p-24f >= p);
+            f(4 * b + j, dropout_keeps(bits[j], p));
     }
 }
 }  // namespace

@@ -8,14 +8,14 @@
 // and so does this reader.
 #include "src/text/tokenizer_files.hpp"
 
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <unordered_set>
 
 #include "remat/core/error.hpp"
+#include "remat/core/files.hpp"
+#include "remat/core/in_quotes.hpp"
 #include "src/text/byte_level.hpp"
 
 namespace remat::text::detail {
@@ -29,23 +29,9 @@ constexpr std::string_view end_of_text = "<|endoftext|>";
 
 [[noreturn]] void fail(const std::string& where, const std::string& problem) { throw FormatError(where + ": " + problem); }
 
-std::string read_file(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail(file.string(), "cannot read");
-    std::stringstream s;
-    s << in.rdbuf();
-    if (in.bad()) fail(file.string(), "cannot read");
-    return s.str();
-}
-
-// A string for a message: JSON-quoted, bytes that are not UTF-8 shown as U+FFFD, long ones cut.
-std::string in_quotes(std::string_view s) {
-    constexpr std::size_t longest = 60;
-    const bool cut = s.size() > longest;
-    std::string q = json(std::string(s.substr(0, longest))).dump(-1, ' ', false, json::error_handler_t::replace);
-    if (cut) q.insert(q.size() - 1, "...");
-    return q;
-}
+// GPT-2's tokenizer.json is 1.4 MB and the largest HF tokenizers tens of megabytes; this bounds a hostile one.
+constexpr std::size_t max_tokenizer_file_bytes = std::size_t{256} << 20;
+std::string read_file(const fs::path& file) { return remat::read_file(file, max_tokenizer_file_bytes, "a tokenizer file"); }
 
 std::string excerpt(const json& v) {
     constexpr std::size_t longest = 80;

@@ -1,10 +1,9 @@
 #include "remat/train/run_state.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "remat/core/error.hpp"
+#include "remat/core/files.hpp"
 #include "remat/hf/load.hpp"
 
 namespace remat::train {
@@ -14,20 +13,6 @@ namespace {
 using json = nlohmann::ordered_json;
 constexpr const char* format_value = "remat run state 1";
 constexpr std::size_t max_bytes = 1 << 20;  // a run state is a few hundred bytes
-
-std::string read_small_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw FormatError(path.string() + ": cannot read: " + ec.message());
-    if (size > max_bytes)
-        throw FormatError(path.string() + ": " + std::to_string(size) + " bytes, more than a run state's limit of " +
-                          std::to_string(max_bytes));
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in && !in.eof()) throw FormatError(path.string() + ": cannot read");
-    return text.str();
-}
 
 template <class T>
 T field(const json& j, const char* name, const std::filesystem::path& path) {
@@ -63,7 +48,7 @@ void save_run_state(const RunState& s, const std::filesystem::path& path) {
 RunState load_run_state(const std::filesystem::path& path) {
     json j;
     try {
-        j = json::parse(read_small_file(path));
+        j = json::parse(read_file(path, max_bytes, "a run state"));
     } catch (const json::exception& e) {
         throw FormatError(path.string() + ": not valid JSON (" + e.what() + ")");
     }

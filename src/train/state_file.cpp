@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "remat/core/in_quotes.hpp"
 #include "remat/hf/safetensors.hpp"
 
 namespace remat::train::detail {
@@ -50,7 +51,7 @@ void read_state_file(const std::filesystem::path& path, const LoadedState& state
     const std::string* format = find(metadata, format_key);
     if (!format || *format != format_value)
         throw hf::FormatError(path.string() + ": not a remat optimiser state (metadata \"format\" is " +
-                              (format ? "\"" + *format + "\"" : std::string("missing")) + ")");
+                              (format ? in_quotes(*format) : std::string("missing")) + ")");
     const std::string* rule = find(metadata, "rule");
     if (!rule || *rule != state.rule)
         throw hf::FormatError(path.string() + ": the state of rule " + (rule ? *rule : std::string("(none)")) +
@@ -59,7 +60,7 @@ void read_state_file(const std::filesystem::path& path, const LoadedState& state
     std::int64_t step = 0;
     const std::string* step_text = find(metadata, "step");
     if (!step_text || !parse_whole(*step_text, step) || step < 0)
-        problems.push_back("step: " + (step_text ? "\"" + *step_text + "\" is not a step count" : std::string("missing")));
+        problems.push_back("step: " + (step_text ? in_quotes(*step_text) + " is not a step count" : std::string("missing")));
 
     std::vector<float> settings(state.settings.size());
     for (std::size_t i = 0; i < state.settings.size(); ++i) {
@@ -68,7 +69,7 @@ void read_state_file(const std::filesystem::path& path, const LoadedState& state
         if (!text)
             problems.push_back("setting " + name + ": missing");
         else if (!parse_whole(*text, settings[i]))
-            problems.push_back("setting " + name + ": \"" + *text + "\" is not a number");
+            problems.push_back("setting " + name + ": " + in_quotes(*text) + " is not a number");
     }
     for (const auto& [key, value] : metadata) {
         bool known = std::find(std::begin(reserved_keys), std::end(reserved_keys), key) != std::end(reserved_keys);

@@ -11,8 +11,10 @@
 #include "remat/core/param.hpp"
 #include "remat/ops.hpp"
 #include "remat/tree/parameters.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
 gpt2::Config tiny(float dropout) { return test::tiny_gpt2(4, dropout); }
@@ -21,10 +23,6 @@ IdTensor ids(std::int64_t offset = 0) {
     IdTensor t = IdTensor::from_shape({2, 6});
     for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = (static_cast<std::int64_t>(5 * i) + offset) % 50;
     return t;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 template <class Model>

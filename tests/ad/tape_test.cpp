@@ -8,6 +8,7 @@
 #include "remat/core/error.hpp"
 #include "remat/core/random.hpp"
 #include "remat/ops.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
 
@@ -17,10 +18,6 @@ Tensor random_tensor(const Shape& shape, std::uint64_t seed, float std = 1.0f) {
     Generator g(seed);
     g.fill_normal(t.data(), t.size(), 0.0f, std);
     return t;
-}
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // A two-layer residual MLP block: x + W2·gelu(W1·x + b1) + b2, with dropout on the branch.
@@ -202,7 +199,7 @@ TEST_CASE("checkpointed regions give bitwise identical gradients") {
                 CAPTURE(depth);
                 const auto ckpt = run(depth);
                 CHECK(ckpt.loss == plain.loss);
-                for (std::size_t i = 0; i < wrt.size(); ++i) CHECK(bitwise_equal(ckpt.grads[i], plain.grads[i]));
+                for (std::size_t i = 0; i < wrt.size(); ++i) CHECK(test::same_bits(ckpt.grads[i], plain.grads[i]));
                 CHECK(rng.state() == rng_after_plain);
             }
         }

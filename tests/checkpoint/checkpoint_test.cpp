@@ -11,8 +11,10 @@
 #include "remat/train/gradient.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/tree/show.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
 constexpr std::size_t C = 8;
@@ -73,10 +75,6 @@ IdTensor random_ids(std::uint64_t seed, std::size_t B = 2, std::size_t T = 5) {
     g.fill_bits(bits.data(), bits.size());
     for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % 13;
     return ids;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 template <class M>

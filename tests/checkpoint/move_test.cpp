@@ -10,8 +10,10 @@
 #include "tests/support/tiny_gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/tree/parameters.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
 // Dropout on (0.1): the recomputation must replay its masks.
@@ -26,10 +28,6 @@ IdTensor mask() {  // the region copies it: it may go before backward
     IdTensor t = IdTensor::from_shape({2, 6});
     for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = i == 8 || i == 11 ? 0 : 1;
     return t;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // A fresh model, the same every time: same weights, its own dropout generator at the same seed.

@@ -1,5 +1,5 @@
 // libFuzzer target: the sharded checkpoint index (model.safetensors.index.json) through
-// CheckpointFiles::open, then every tensor it resolves. The input is the index text; the folder
+// WeightFiles::open, then every tensor it resolves. The input is the index text; the folder
 // around it is made once per process and holds:
 //   model-00001-of-00002.safetensors   a (F32 (2,)), b (F16 (2, 2))
 //   model-00002-of-00002.safetensors   c (I64 (3,)), d (BF16 ())
@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "tests/fuzz/memory_file.hpp"
 
 using namespace remat;
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static Folder folder;
     folder.index.hold(data, size);
     try {
-        const auto files = hf::CheckpointFiles::open(folder.dir);
+        const auto files = hf::WeightFiles::open(folder.dir);
         for (const std::string& name : files.names()) {
             const hf::TensorInfo* t = files.find(name);
             if (!t || t->name != name) __builtin_trap();

@@ -9,7 +9,8 @@
 
 #include "models/bert/config.hpp"
 #include "models/gpt2/config.hpp"
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -33,15 +34,14 @@ TEST_CASE("fuzz regression: a number too large for a double is invalid JSON, not
     CHECK_THROWS_WITH_AS(bert::Config::from_json(text), message.c_str(), ValueError);
 
     // The same in a sharded checkpoint's index.
-    const fs::path dir = fs::temp_directory_path() / ("remat-fuzz-regression-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const test::TempDir tmp("remat-fuzz-regression");
+    const fs::path& dir = tmp.path;
     std::ofstream(dir / "model.safetensors.index.json") << R"({"metadata": {"total_size": 1e400}, "weight_map": {}})";
-    CHECK_THROWS_WITH_AS(hf::CheckpointFiles::open(dir),
+    CHECK_THROWS_WITH_AS(hf::WeightFiles::open(dir),
                          ((dir / "model.safetensors.index.json").string() +
                           ": not valid JSON ([json.exception.out_of_range.406] number overflow parsing '1e400')")
                              .c_str(),
                          hf::FormatError);
-    fs::remove_all(dir);
 }
 
 TEST_CASE("fuzz regression: a deeply nested config value is named by its kind, never dumped") {
@@ -69,16 +69,25 @@ TEST_CASE("fuzz regression: a deeply nested config value is named by its kind, n
 
 TEST_CASE("fuzz regression: a shard name longer than the file system allows is a missing shard") {
     // crash-long-shard-name: std::filesystem::exists threw filesystem_error (ENAMETOOLONG) out of
-    // CheckpointFiles::open, past the reader's FormatError contract.
-    const fs::path dir = fs::temp_directory_path() / ("remat-fuzz-regression-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    // WeightFiles::open, past the reader's FormatError contract.
+    const test::TempDir tmp("remat-fuzz-regression");
+    const fs::path& dir = tmp.path;
     const std::string shard = std::string(300, 'x') + ".safetensors";
     std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"a": ")" + shard + R"("}})";
-    CHECK_THROWS_WITH_AS(hf::CheckpointFiles::open(dir),
+    CHECK_THROWS_WITH_AS(hf::WeightFiles::open(dir),
                          ((dir / "model.safetensors.index.json").string() + ": shard " + shard + " is missing").c_str(),
                          hf::FormatError);
     // A folder name that long is no model folder either.
     const fs::path long_dir = dir / std::string(300, 'y');
-    CHECK_THROWS_WITH_AS(hf::CheckpointFiles::open(long_dir), (long_dir.string() + ": no such file or folder").c_str(), hf::FormatError);
-    fs::remove_all(dir);
+    CHECK_THROWS_WITH_AS(hf::WeightFiles::open(long_dir), (long_dir.string() + ": no such file or folder").c_str(), hf::FormatError);
+}
+
+TEST_CASE("a multi-gigabyte config.json is refused before anything is allocated") {
+    const test::TempDir tmp("remat-fuzz-regression");
+    const fs::path config = tmp / "config.json";
+    std::ofstream(config) << "{";
+    fs::resize_file(config, std::uintmax_t{3} << 30);  // sparse: costs no disk
+    CHECK_THROWS_WITH_AS(gpt2::Config::from_file(config),
+                         (config.string() + ": is 3221225472 bytes, over the 16777216-byte limit for a config file").c_str(),
+                         FormatError);
 }

@@ -1,5 +1,5 @@
 // pytorch_model.bin: files torch.save wrote (tests/fixtures/make_bin_fixtures.py) load bit for bit as
-// their safetensors twins, through CheckpointFiles and gpt2::from_pretrained; hostile and broken files —
+// their safetensors twins, through WeightFiles and gpt2::from_pretrained; hostile and broken files —
 // committed fixtures, and pickles assembled here opcode by opcode — each fail with their message.
 #include <doctest/doctest.h>
 
@@ -20,11 +20,15 @@
 
 #include "models/gpt2/pretrained.hpp"
 #include "remat/ad/tape.hpp"
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
+#include "tests/support/same_bits.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
+using test::same_bits;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,27 +36,10 @@ namespace {
 const fs::path fixtures = REMAT_FIXTURES;
 const fs::path bins = fixtures / "bin";
 
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 // The expected message of a file: its path, then the problem.
 std::string at(const fs::path& file, const std::string& problem) { return file.string() + ": " + problem; }
-
-struct BinTempDir {
-    fs::path dir;
-    BinTempDir() {
-        static std::atomic<int> counter{0};
-        dir = fs::temp_directory_path() / ("remat-bin-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    ~BinTempDir() {
-        std::error_code ignored;
-        fs::remove_all(dir, ignored);
-    }
-};
 
 // ---- pickles, opcode by opcode (CPython's Lib/pickle.py names)
 
@@ -122,12 +109,12 @@ void write_zip(const fs::path& path, const std::vector<std::pair<std::string, st
     REQUIRE(zip_close(z) == 0);
 }
 // A torch-style archive: archive/data.pkl, archive/data/<key> for each storage, archive/version.
-fs::path write_bin(const BinTempDir& tmp, const std::string& pickle,
+fs::path write_bin(const TempDir& tmp, const std::string& pickle,
                    const std::vector<std::pair<std::string, std::string>>& storages = {{"0", floats(12)}}, bool deflate = false) {
     std::vector<std::pair<std::string, std::string>> entries{{"archive/data.pkl", pickle}};
     for (const auto& [key, data] : storages) entries.emplace_back("archive/data/" + key, data);
     entries.emplace_back("archive/version", "3\n");
-    const fs::path p = tmp.dir / "pytorch_model.bin";
+    const fs::path p = tmp.path / "pytorch_model.bin";
     write_zip(p, entries, deflate);
     return p;
 }
@@ -151,9 +138,9 @@ TEST_CASE("pytorch_model.bin: gpt2-tiny loads bitwise equal to model.safetensors
     CHECK(bin.find("h.1.mlp.c_fc.weight") == &bin.tensors()[24]);
     CHECK(bin.find("nope") == nullptr);
 
-    SUBCASE("through CheckpointFiles, from the folder or the file") {
+    SUBCASE("through WeightFiles, from the folder or the file") {
         for (const fs::path& where : {bins / "gpt2-tiny", path}) {
-            const auto files = hf::CheckpointFiles::open(where);
+            const auto files = hf::WeightFiles::open(where);
             CHECK(files.description() == path.string());
             std::vector<std::string> names;
             for (const auto& t : st.tensors()) names.push_back(t.name);
@@ -321,20 +308,20 @@ TEST_CASE("pytorch_model.bin: hostile and broken fixtures") {
           "convert it to model.safetensors");
     fails("no-such.bin", "no such file");
 
-    SUBCASE("through CheckpointFiles and hf::load") {
-        BinTempDir tmp;
-        fs::copy_file(bins / "os-system.bin", tmp.dir / "pytorch_model.bin");
-        fs::copy_file(bins / "gpt2-tiny" / "config.json", tmp.dir / "config.json");
+    SUBCASE("through WeightFiles and hf::load") {
+        TempDir tmp;
+        fs::copy_file(bins / "os-system.bin", tmp.path / "pytorch_model.bin");
+        fs::copy_file(bins / "gpt2-tiny" / "config.json", tmp.path / "config.json");
         const std::string message =
-            at(tmp.dir / "pytorch_model.bin", "refusing to load global \"os.system\" (only a state dict's tensors are allowed)");
-        CHECK_THROWS_WITH_AS(hf::CheckpointFiles::open(tmp.dir), message.c_str(), hf::FormatError);
-        CHECK_THROWS_WITH_AS(gpt2::from_pretrained(tmp.dir), message.c_str(), hf::FormatError);
+            at(tmp.path / "pytorch_model.bin", "refusing to load global \"os.system\" (only a state dict's tensors are allowed)");
+        CHECK_THROWS_WITH_AS(hf::WeightFiles::open(tmp.path), message.c_str(), hf::FormatError);
+        CHECK_THROWS_WITH_AS(gpt2::from_pretrained(tmp.path), message.c_str(), hf::FormatError);
     }
 }
 
 TEST_CASE("pytorch_model.bin: the restricted unpickler, opcode by opcode") {
-    BinTempDir tmp;
-    const fs::path p = tmp.dir / "pytorch_model.bin";
+    TempDir tmp;
+    const fs::path p = tmp.path / "pytorch_model.bin";
     const std::string w = tensor("0", 12, 0, {3, 4}, {4, 1});
 
     SUBCASE("a hand-assembled state dict loads, stored or deflated") {

@@ -17,27 +17,14 @@
 
 #include "models/gpt2/pretrained.hpp"
 #include "remat/hf/load.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
+using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 const fs::path fixtures = REMAT_FIXTURES;
-
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("remat-interrupted-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-    static int& counter() {
-        static int n = 0;
-        return n;
-    }
-};
 
 std::string read_all(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);

@@ -9,24 +9,16 @@
 #include "models/gpt2/pretrained.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/layers/modes.hpp"
+#include "tests/support/same_bits.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
+using test::TempDir;
+using test::same_bits;
 namespace fs = std::filesystem;
 
 namespace {
 const fs::path fixtures = REMAT_FIXTURES;
-
-struct TempDir {
-    fs::path path;
-    TempDir() : path(fs::temp_directory_path() / ("remat-load-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    static int& counter() {
-        static int n = 0;
-        return n;
-    }
-};
 
 gpt2::Config tiny_config() { return gpt2::Config::from_file(fixtures / "gpt2-tiny" / "config.json"); }
 
@@ -54,9 +46,6 @@ Tensor logits_of(gpt2::Model& model) {
     return model(ids).value();
 }
 
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 }  // namespace
 
 TEST_CASE("hf::save then hf::load reproduces the model bit for bit") {

@@ -16,40 +16,24 @@
 #include <string>
 
 #include "remat/hf/safetensors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under the system temporary directory, removed with its contents.
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        static std::atomic<int> counter{0};
-        dir = fs::temp_directory_path() / ("remat-safetensors-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(dir, ignored);
-    }
-    fs::path operator/(const std::string& name) const { return dir / name; }
-
+// A scratch folder with the safetensors files a test writes.
+struct TempDir : test::TempDir {
     // A file holding exactly `bytes`.
-    fs::path file(const std::string& bytes, const std::string& name = "t.safetensors") const {
-        const fs::path p = dir / name;
-        std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        return p;
-    }
+    fs::path file(const std::string& bytes, const std::string& name = "t.safetensors") const { return write(name, bytes); }
     // A safetensors file: the header's length as 8 bytes little-endian, the header, the data section.
     fs::path raw(const std::string& header, const std::string& data = "") const {
         std::string length(8, '\0');
         for (std::size_t i = 0; i < 8; ++i) length[i] = static_cast<char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
         return file(length + header + data);
     }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator())); }
+    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
 };
 
 std::string le64(std::uint64_t n) {
@@ -394,7 +378,7 @@ TEST_CASE("safetensors: malformed files are rejected with a message naming the p
         const fs::path missing = dir / "missing.safetensors";
         CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(missing), (missing.string() + ": cannot open: No such file or directory").c_str(),
                              hf::FormatError);
-        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(dir.dir), (dir.dir.string() + ": not a regular file").c_str(), hf::FormatError);
+        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(dir.path), (dir.path.string() + ": not a regular file").c_str(), hf::FormatError);
     }
 }
 

@@ -7,8 +7,10 @@
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
 #include "remat/tree/show.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
 bert::Config tiny() {
@@ -30,9 +32,6 @@ IdTensor ids2(std::initializer_list<std::initializer_list<std::int64_t>> rows) {
         ++b;
     }
     return t;
-}
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 bert::Inputs inputs() {
     return {ids2({{2, 5, 9, 9, 1, 3}, {7, 4, 4, 30, 8, 0}}), ids2({{0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 1, 1}}),

@@ -9,8 +9,10 @@
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
 #include "remat/tree/show.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
 gpt2::Config tiny() { return test::tiny_gpt2(3); }
@@ -23,9 +25,6 @@ IdTensor ids_of(std::initializer_list<std::initializer_list<std::int64_t>> rows)
         ++b;
     }
     return t;
-}
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 }  // namespace
 

@@ -7,14 +7,12 @@
 
 #include "op_cases.hpp"
 #include "remat/ad/tape.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::same_bits;
 
 namespace {
-bool same_bits(const Tensor& a, const Tensor& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // Output and every input gradient of sum(op(inputs) ⊙ weights).
 std::vector<Tensor> run(const std::function<Var(const std::vector<Var>&)>& call, std::vector<Tensor>& inputs) {
     std::vector<Tensor*> wrt;

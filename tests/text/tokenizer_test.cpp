@@ -19,9 +19,11 @@
 #include "remat/core/error.hpp"
 #include "remat/hf/error.hpp"
 #include "remat/text/tokenizer.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace remat;
 using namespace remat::text;
+using test::TempDir;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Ids = std::vector<std::int64_t>;
@@ -29,25 +31,6 @@ using Ids = std::vector<std::int64_t>;
 namespace {
 
 const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer";
-
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        static std::atomic<int> counter{0};
-        dir = fs::temp_directory_path() / ("remat-tokenizer-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(dir, ignored);
-    }
-    fs::path operator/(const std::string& name) const { return dir / name; }
-    fs::path write(const std::string& name, const std::string& text) const {
-        std::ofstream(dir / name, std::ios::binary) << text;
-        return dir / name;
-    }
-};
 
 std::string read_text(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -274,7 +257,7 @@ TEST_CASE("Malformed tokenizer files") {
     const std::string v = (tmp / "vocab.json").string(), m = (tmp / "merges.txt").string();
 
     SUBCASE("vocab.json") {
-        CHECK_THROWS_WITH_AS(Gpt2Tokenizer::from_files(tmp / "none.json", merges), ((tmp / "none.json").string() + ": cannot read").c_str(),
+        CHECK_THROWS_WITH_AS(Gpt2Tokenizer::from_files(tmp / "none.json", merges), ((tmp / "none.json").string() + ": cannot read: No such file or directory").c_str(),
                              hf::FormatError);
         CHECK_THROWS_WITH_AS(with_vocab("{\"a\": 1,}"), doctest::Contains((v + ": not valid JSON: parse error at line 1, column 9: syntax error").c_str()),
                              hf::FormatError);
@@ -375,19 +358,19 @@ TEST_CASE("tokenizer_for_folder") {
     }
     SUBCASE("then tokenizer.json") {
         fs::copy_file(fixtures / "tokenizer.json", tmp / "tokenizer.json");
-        auto [tokenizer, warnings] = tokenizer_for_folder(tmp.dir, 577);
+        auto [tokenizer, warnings] = tokenizer_for_folder(tmp.path, 577);
         CHECK(tokenizer->describe() == "GPT-2 byte-level BPE (tokenizer.json, 577 tokens)");
         CHECK(tokenizer->encode("It's") == fixture_tokenizer().encode("It's"));
         CHECK(warnings.empty());
     }
     SUBCASE("else raw bytes, with a warning") {
-        auto [tokenizer, warnings] = tokenizer_for_folder(tmp.dir, 256);
+        auto [tokenizer, warnings] = tokenizer_for_folder(tmp.path, 256);
         CHECK(tokenizer->describe() == "raw bytes (256 ids)");
-        CHECK(warnings == std::vector<std::string>{tmp.dir.string() + " has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids"});
+        CHECK(warnings == std::vector<std::string>{tmp.path.string() + " has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids"});
     }
     SUBCASE("the model's embedding must take every id") {
-        CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp.dir, 255),
-                             (tmp.dir.string() + " has no vocab.json + merges.txt or tokenizer.json, and raw bytes as token ids need a "
+        CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp.path, 255),
+                             (tmp.path.string() + " has no vocab.json + merges.txt or tokenizer.json, and raw bytes as token ids need a "
                                                  "vocab_size of 256, but the model's is 255")
                                  .c_str(),
                              ValueError);
@@ -398,13 +381,13 @@ TEST_CASE("tokenizer_for_folder") {
     }
     SUBCASE("half a tokenizer, or no folder, is an error") {
         fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
-        CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp.dir, 50257), (tmp.dir.string() + ": has vocab.json but no merges.txt, and no tokenizer.json").c_str(),
+        CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp.path, 50257), (tmp.path.string() + ": has vocab.json but no merges.txt, and no tokenizer.json").c_str(),
                              hf::FormatError);
         CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp / "missing", 50257), ((tmp / "missing").string() + ": not a folder").c_str(), ValueError);
     }
     SUBCASE("a malformed file is reported, not skipped") {
         fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
         tmp.write("merges.txt", "a b c\n");
-        CHECK_THROWS_AS(tokenizer_for_folder(tmp.dir, 50257), hf::FormatError);
+        CHECK_THROWS_AS(tokenizer_for_folder(tmp.path, 50257), hf::FormatError);
     }
 }

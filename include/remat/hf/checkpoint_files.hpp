@@ -1,44 +1,10 @@
 #pragma once
-// The tensors of a HuggingFace model folder, whichever way they are stored: model.safetensors,
-// sharded safetensors (model.safetensors.index.json), or pytorch_model.bin.
-#include <filesystem>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "remat/core/tensor.hpp"
-#include "remat/hf/pytorch_bin.hpp"
-#include "remat/hf/safetensors.hpp"
+// Deprecated: the old name of remat/hf/weight_files.hpp. In remat "checkpoint" means gradient
+// checkpointing; a model folder's tensors are its weight files.
+#include "remat/hf/weight_files.hpp"
 
 namespace remat::hf {
 
-class CheckpointFiles {
-public:
-    // Opens and validates every file of the checkpoint in `dir`; throws FormatError naming the
-    // folder when it holds none, or the file (a missing shard, a malformed header) that is wrong.
-    static CheckpointFiles open(const std::filesystem::path& dir);
-
-    // Every tensor name, in file order (shards in index order).
-    std::vector<std::string> names() const;
-    const TensorInfo* find(const std::string& name) const;
-    // As float32 (parameters) or int64; the file is named in errors.
-    Tensor read_float(const std::string& name) const;
-    IdTensor read_int(const std::string& name) const;
-    // "model.safetensors", "3 shards of model.safetensors.index.json", …, for messages.
-    const std::string& description() const { return description_; }
-
-private:
-    struct Located {
-        const SafetensorsFile* file;
-        const TensorInfo* info;
-        const PytorchBinFile* bin = nullptr;  // instead of file, for pytorch_model.bin
-    };
-    Located locate(const std::string& name) const;
-
-    std::vector<std::unique_ptr<SafetensorsFile>> files_;
-    std::unique_ptr<PytorchBinFile> bin_;  // set instead of files_ for pytorch_model.bin
-    std::vector<std::string> order_;
-    std::string description_;
-};
+using CheckpointFiles [[deprecated("use hf::WeightFiles from remat/hf/weight_files.hpp")]] = WeightFiles;
 
 }  // namespace remat::hf

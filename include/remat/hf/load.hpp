@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 #include "remat/hf/naming.hpp"
 #include "remat/tree/parameters.hpp"
 
@@ -39,7 +39,7 @@ struct NamedTensor {
     bool parameter;  // false: a buffer
 };
 
-LoadReport load_tensors(const std::vector<NamedTensor>& targets, const CheckpointFiles& files,
+LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFiles& files,
                         const Naming& naming = {});
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json,
                   const std::filesystem::path& dir);
@@ -58,7 +58,7 @@ std::vector<NamedTensor> named_tensors(Model& model) {
 
 template <class Model>
 LoadReport load(Model& model, const std::filesystem::path& dir) {
-    return load_tensors(named_tensors(model), CheckpointFiles::open(dir), naming_of<Model>());
+    return load_tensors(named_tensors(model), WeightFiles::open(dir), naming_of<Model>());
 }
 
 // Writes text (or any bytes) to path atomically: a temporary in the same folder, then rename; on

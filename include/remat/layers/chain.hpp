@@ -57,8 +57,8 @@ struct SkipConnection {
     BOOST_HANA_DEFINE_STRUCT(SkipConnection, (Layer, layer), (Connection, connection));
     static constexpr const char* name = "SkipConnection";
 
-    Var operator()(const Var& x) { return connection(call("layer", layer, x), x); }
-    Var operator()(const Var& x) const { return connection(call("layer", layer, x), x); }
+    Var operator()(const Var& x) { return connection(REMAT_CALL(layer, x), x); }
+    Var operator()(const Var& x) const { return connection(REMAT_CALL(layer, x), x); }
 };
 template <class Layer, class Connection>
 SkipConnection(Layer, Connection) -> SkipConnection<Layer, Connection>;

@@ -97,6 +97,13 @@ decltype(auto) call(const std::string& segment, Layer&& layer, Args&&... args) {
     }
 }
 
+// Calls the member `child` of the layer being run through nn::call with the member's own name as the
+// path segment, so the name is written once: REMAT_CALL(c_attn, x) is nn::call("c_attn", c_attn, x).
+// A dotted member gives a dotted segment: REMAT_CALL(cls.predictions, h) adds "cls.predictions",
+// which is what the parameters are named too. Use nn::call for anything else (an element of a
+// vector, a layer under another name).
+#define REMAT_CALL(child, ...) ::remat::nn::call(#child, child __VA_OPT__(, ) __VA_ARGS__)
+
 // Throws unless x is (…, features) with at least one element; `layer` names the layer for the message.
 void check_features(const char* layer, const Var& x, std::size_t features);
 // Throws unless x has the given rank.

@@ -1,9 +1,10 @@
-#include "remat/hf/checkpoint_files.hpp"
+#include "remat/hf/weight_files.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_map>
+
+#include "remat/core/files.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::hf {
 
@@ -20,19 +21,11 @@ bool is_file(const fs::path& p) {
     return fs::is_regular_file(p, ec);
 }
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw FormatError(path.string() + ": cannot read");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // Shard file names in the order the index first mentions them, and which tensor lives where.
 std::vector<std::pair<std::string, std::string>> read_index(const fs::path& index) {
     nlohmann::ordered_json j;
     try {
-        j = nlohmann::ordered_json::parse(read_text(index));
+        j = nlohmann::ordered_json::parse(read_file(index, WeightFiles::max_index_bytes, "a weight index"));
     } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
         throw FormatError(index.string() + ": not valid JSON (" + e.what() + ")");
     }
@@ -40,18 +33,18 @@ std::vector<std::pair<std::string, std::string>> read_index(const fs::path& inde
         throw FormatError(index.string() + ": expected an object with a \"weight_map\" object");
     std::vector<std::pair<std::string, std::string>> entries;
     for (const auto& [name, file] : j["weight_map"].items()) {
-        if (!file.is_string()) throw FormatError(index.string() + ": weight_map[\"" + name + "\"] is not a file name");
+        if (!file.is_string()) throw FormatError(index.string() + ": weight_map[" + in_quotes(name) + "] is not a file name");
         const std::string f = file.get<std::string>();
         if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "..")
-            throw FormatError(index.string() + ": weight_map[\"" + name + "\"] is not a plain file name: " + f);
+            throw FormatError(index.string() + ": weight_map[" + in_quotes(name) + "] is not a plain file name: " + f);
         entries.emplace_back(name, f);
     }
     return entries;
 }
 }  // namespace
 
-CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
-    CheckpointFiles c;
+WeightFiles WeightFiles::open(const fs::path& dir) {
+    WeightFiles c;
     auto add = [&](const fs::path& file) {
         c.files_.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(file)));
         for (const TensorInfo& t : c.files_.back()->tensors()) c.order_.push_back(t.name);
@@ -79,7 +72,7 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
         for (const auto& [name, file] : entries) {
             const auto at = std::find(shards.begin(), shards.end(), file) - shards.begin();
             if (!c.files_[static_cast<std::size_t>(at)]->find(name))
-                throw FormatError(index.string() + ": tensor \"" + name + "\" is not in its shard " + file);
+                throw FormatError(index.string() + ": tensor " + in_quotes(name) + " is not in its shard " + file);
         }
         c.description_ = index.string() + " (" + std::to_string(shards.size()) + " shards)";
     } else if (file_exists(dir / "pytorch_model.bin")) {
@@ -95,31 +88,31 @@ CheckpointFiles CheckpointFiles::open(const fs::path& dir) {
     std::vector<std::string> sorted = c.order_;
     std::sort(sorted.begin(), sorted.end());
     if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
-        throw FormatError(c.description_ + ": tensor \"" + *dup + "\" appears in more than one shard");
+        throw FormatError(c.description_ + ": tensor " + in_quotes(*dup) + " appears in more than one shard");
     return c;
 }
 
-std::vector<std::string> CheckpointFiles::names() const { return order_; }
+std::vector<std::string> WeightFiles::names() const { return order_; }
 
-CheckpointFiles::Located CheckpointFiles::locate(const std::string& name) const {
+WeightFiles::Located WeightFiles::locate(const std::string& name) const {
     if (bin_) return {nullptr, bin_->find(name), bin_.get()};
     for (const auto& f : files_)
         if (const TensorInfo* t = f->find(name)) return {f.get(), t};
     return {nullptr, nullptr};
 }
 
-const TensorInfo* CheckpointFiles::find(const std::string& name) const { return locate(name).info; }
+const TensorInfo* WeightFiles::find(const std::string& name) const { return locate(name).info; }
 
-Tensor CheckpointFiles::read_float(const std::string& name) const {
+Tensor WeightFiles::read_float(const std::string& name) const {
     Located l = locate(name);
-    if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    if (!l.info) throw FormatError(description_ + ": no tensor " + in_quotes(name));
     if (l.bin) return l.bin->read_float(*l.info);
     return l.file->read_float(*l.info);
 }
 
-IdTensor CheckpointFiles::read_int(const std::string& name) const {
+IdTensor WeightFiles::read_int(const std::string& name) const {
     Located l = locate(name);
-    if (!l.info) throw FormatError(description_ + ": no tensor \"" + name + "\"");
+    if (!l.info) throw FormatError(description_ + ": no tensor " + in_quotes(name));
     if (l.bin) return l.bin->read_int(*l.info);
     return l.file->read_int(*l.info);
 }

@@ -1,0 +1,19 @@
+#pragma once
+// Quoting a name or value that came from outside (a tensor name, a JSON key, a token, a pickle
+// global) for a message, one way everywhere.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace remat {
+
+// s in double quotes, safe to print whatever it holds:
+//   - `"` and `\` are escaped with a backslash: \" and \\;
+//   - control bytes (below 0x20, and 0x7f) and bytes that are not part of valid UTF-8 are written
+//     as \xNN (two lower-case hex digits); valid UTF-8 such as "Ġthe" or "é" is kept as it is;
+//   - more than `longest` bytes are cut (never inside a UTF-8 sequence) and "..." marks the cut,
+//     inside the quotes: a hostile file may hold megabytes in one name.
+// in_quotes("h.0.attn") is "\"h.0.attn\""; in_quotes("os\x01.system") is "\"os\\x01.system\"".
+std::string in_quotes(std::string_view s, std::size_t longest = 200);
+
+}  // namespace remat
