@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "remat/core/error.hpp"
-#include "remat/data/fingerprint.hpp"
 #include "src/hf/atomic_file.hpp"
 
 namespace remat::data {

@@ -228,10 +228,39 @@ def pytorch_bin_seeds():
     write(t, "file-empty", b"\x00")
 
 
+# ------------------------------------------------------------------------------------------- token file
+
+def token_file(ids, width=2, vocab=1000, count=None, version=1, magic=b"REMATTOK", reserved=b""):
+    head = magic + struct.pack("<IIQQQ", version, width, len(ids) if count is None else count, 0x0123456789ABCDEF, vocab)
+    head += reserved + bytes(64 - len(head) - len(reserved))
+    return head + b"".join(struct.pack("<H" if width == 2 else "<I", i) for i in ids)
+
+
+def token_file_seeds():
+    t = "token_file"
+    clear(t)
+    write(t, "u16", token_file([0, 1, 999, 500]))
+    write(t, "u32", token_file([0, 70000, 99999], width=4, vocab=100000))
+    write(t, "empty", token_file([]))
+    write(t, "id-out-of-range", token_file([1, 1000, 2], vocab=1000))
+    write(t, "truncated", token_file([1, 2, 3])[:-1])
+    write(t, "too-long", token_file([1, 2, 3]) + b"\0\0")
+    write(t, "header-only-part", token_file([])[:40])
+    write(t, "bad-magic", token_file([1], magic=b"REMATTOX"))
+    write(t, "version-2", token_file([1], version=2))
+    write(t, "width-3", token_file([], width=3))
+    write(t, "wide-for-small-vocab", token_file([1], width=4, vocab=1000))
+    write(t, "vocab-zero", token_file([], vocab=0))
+    write(t, "reserved-set", token_file([1], reserved=b"\1"))
+    write(t, "count-overflows", token_file([1, 2], count=0x8000000000000001))
+    write(t, "count-wraps-to-size", token_file([1, 2], count=0x7FFFFFFFFFFFFFE1))
+
+
 if __name__ == "__main__":
     safetensors_seeds()
     index_seeds()
     config_seeds()
     pytorch_bin_seeds()
+    token_file_seeds()
     total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(CORPUS, "*", "*")))
     print("corpus: %d files, %d bytes" % (len(glob.glob(os.path.join(CORPUS, "*", "*"))), total))
