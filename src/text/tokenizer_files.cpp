@@ -1,4 +1,5 @@
-// vocab.json + merges.txt (GPT2Tokenizer's files) and tokenizer.json (HF tokenizers' format).
+// vocab.json + merges.txt (GPT2Tokenizer's files) and tokenizer.json (HF tokenizers' format), and the
+// file and JSON reading the WordPiece reader shares.
 //
 // Where HF's two implementations disagree on a malformed file, the stricter one is followed: the slow
 // GPT2Tokenizer drops merges.txt's first line whatever it is, ignores lines that are not two symbols and
@@ -28,15 +29,6 @@ namespace {
 constexpr std::string_view end_of_text = "<|endoftext|>";
 
 [[noreturn]] void fail(const std::string& where, const std::string& problem) { throw FormatError(where + ": " + problem); }
-
-std::string read_file(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail(file.string(), "cannot read");
-    std::stringstream s;
-    s << in.rdbuf();
-    if (in.bad()) fail(file.string(), "cannot read");
-    return s.str();
-}
 
 // A string for a message: JSON-quoted, bytes that are not UTF-8 shown as U+FFFD, long ones cut.
 std::string in_quotes(std::string_view s) {
@@ -94,6 +86,21 @@ json parse_json(const fs::path& file, const std::string& text) {
         fail(file.string(), "not valid JSON: " + what);
     }
 }
+
+}  // namespace
+
+std::string read_file(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) fail(file.string(), "cannot read");
+    std::stringstream s;
+    s << in.rdbuf();
+    if (in.bad()) fail(file.string(), "cannot read");
+    return s.str();
+}
+
+json read_json(const fs::path& file) { return parse_json(file, read_file(file)); }
+
+namespace {
 
 struct Vocabulary {
     std::unordered_map<std::string, std::int32_t> id_of;
