@@ -43,11 +43,8 @@ Gpt2Tokenizer Gpt2Tokenizer::from_tokenizer_json(const fs::path& tokenizer_json)
 }
 
 std::vector<std::int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
-    std::string repaired;  // Python has str: whoever read the file decoded it with errors="replace"
-    if (!detail::is_utf8(text)) {
-        repaired = detail::replace_invalid_utf8(text);
-        text = repaired;
-    }
+    std::string repaired;
+    text = detail::as_utf8(text, repaired);
     std::vector<std::int64_t> ids;
     ids.reserve(text.size() / 4 + 16);
     detail::BpeWorkspace work;

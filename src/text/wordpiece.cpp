@@ -186,11 +186,8 @@ void wordpiece(const detail::WordPieceTables& t, std::string_view word, std::str
 
 std::vector<std::int64_t> WordPieceTokenizer::encode(std::string_view text) const {
     const detail::WordPieceTables& t = *tables_;
-    std::string repaired;  // Python has str: whoever read the file decoded it with errors="replace"
-    if (!detail::is_utf8(text)) {
-        repaired = detail::replace_invalid_utf8(text);
-        text = repaired;
-    }
+    std::string repaired;
+    text = detail::as_utf8(text, repaired);
     std::vector<std::int64_t> ids;
     ids.reserve(text.size() / 4 + 16);
     std::vector<std::string> words;
