@@ -10,6 +10,7 @@
 
 #include "cli/errors.hpp"
 #include "remat/core/files.hpp"
+#include "remat/text/wordpiece.hpp"
 
 namespace remat::cli {
 
@@ -23,6 +24,13 @@ text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_
     switch (folder.architecture->tokenizer) {
         case models::TokenizerKind::byte_level_bpe:
             return text::tokenizer_for_folder(folder.dir, static_cast<std::int64_t>(vocab_size));
+        case models::TokenizerKind::wordpiece: {
+            std::error_code ec;
+            if (const auto vocab = folder.dir / "vocab.txt"; !std::filesystem::exists(vocab, ec))
+                throw Failure(vocab.string() + ": missing; a " + folder.architecture->hf_class +
+                              " folder needs its WordPiece vocabulary (vocab.txt, as HF's BertTokenizer saves it)");
+            return text::wordpiece_for_folder(folder.dir, static_cast<std::int64_t>(vocab_size));
+        }
         case models::TokenizerKind::none: break;
     }
     throw Failure(folder.config.string() + ": remat has no tokenizer for " + folder.architecture->hf_class + " yet");

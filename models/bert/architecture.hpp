@@ -16,7 +16,7 @@ struct Facts {
     using Config = bert::Config;
     static constexpr const char* model_type = "bert";
     static constexpr const char* family = "BERT";
-    static constexpr auto tokenizer = models::TokenizerKind::none;  // WordPiece is not implemented yet
+    static constexpr auto tokenizer = models::TokenizerKind::wordpiece;
     static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size",
                                                                "num_attention_heads", "vocab_size",
                                                                "max_position_embeddings"};

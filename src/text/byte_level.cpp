@@ -133,4 +133,10 @@ std::string replace_invalid_utf8(std::string_view text) {
     return out;
 }
 
+std::string_view as_utf8(std::string_view text, std::string& storage) {
+    if (is_utf8(text)) return text;
+    storage = replace_invalid_utf8(text);
+    return storage;
+}
+
 }  // namespace remat::text::detail

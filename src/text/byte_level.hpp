@@ -26,5 +26,8 @@ bool is_utf8(std::string_view text);
 // bytes.decode("utf-8", errors="replace") does (Unicode's "best practice"): "\xE2\x82A" is "\uFFFDA",
 // "\xED\xA0\x80" (an encoded surrogate) is three U+FFFD.
 std::string replace_invalid_utf8(std::string_view text);
+// The text as a tokenizer reads it (Python has str: whoever read the file decoded it with
+// errors="replace"): `text` itself when it is UTF-8, else replace_invalid_utf8(text), kept in `storage`.
+std::string_view as_utf8(std::string_view text, std::string& storage);
 
 }  // namespace remat::text::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "remat/core/error.hpp"
+#include "src/text/added_tokens.hpp"
 #include "src/text/bpe.hpp"
 #include "src/text/byte_level.hpp"
 #include "src/text/pretokenize.hpp"
@@ -34,33 +35,6 @@ std::string ByteTokenizer::describe() const { return "raw bytes (256 ids)"; }
 
 // ---------------------------------------------------------------------------------------------- GPT-2
 
-namespace {
-
-// Calls plain(segment) for the text between added tokens and token(id) for each added token, in order.
-// The earliest occurrence of any added token wins, the longest at that position: HF's Trie.split and
-// tokenizers' leftmost-longest matching agree on this.
-template <class Plain, class Token>
-void split_added(std::string_view text, const std::vector<detail::AddedToken>& added, Plain plain, Token token) {
-    constexpr auto never = std::string_view::npos;
-    std::vector<std::size_t> at(added.size(), 0);  // next occurrence of each at or after `from`, or never
-    for (std::size_t k = 0; k < added.size(); ++k) at[k] = text.find(added[k].content);
-    std::size_t from = 0;
-    while (true) {
-        std::size_t best = never, best_k = 0;
-        for (std::size_t k = 0; k < added.size(); ++k) {
-            if (at[k] != never && at[k] < from) at[k] = text.find(added[k].content, from);  // overlapped by the last match
-            if (at[k] < best || (at[k] == best && at[k] != never && added[k].content.size() > added[best_k].content.size()))
-                best = at[k], best_k = k;
-        }
-        if (best == never) break;
-        if (best > from) plain(text.substr(from, best - from));
-        token(added[best_k].id);
-        from = best + added[best_k].content.size();
-    }
-    if (from < text.size()) plain(text.substr(from));
-}
-
-}  // namespace
 
 Gpt2Tokenizer Gpt2Tokenizer::from_files(const fs::path& vocab_json, const fs::path& merges_txt) {
     return Gpt2Tokenizer(detail::read_vocab_and_merges(vocab_json, merges_txt));
@@ -71,11 +45,8 @@ Gpt2Tokenizer Gpt2Tokenizer::from_tokenizer_json(const fs::path& tokenizer_json)
 }
 
 std::vector<std::int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
-    std::string repaired;  // Python has str: whoever read the file decoded it with errors="replace"
-    if (!detail::is_utf8(text)) {
-        repaired = detail::replace_invalid_utf8(text);
-        text = repaired;
-    }
+    std::string repaired;
+    text = detail::as_utf8(text, repaired);
     std::vector<std::int64_t> ids;
     ids.reserve(text.size() / 4 + 16);
     detail::BpeWorkspace work;
@@ -83,7 +54,7 @@ std::vector<std::int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
         detail::Pretokens pieces(segment);
         for (std::string_view piece = pieces.next(); !piece.empty(); piece = pieces.next()) detail::bpe_encode(*tables_, piece, work, ids);
     };
-    split_added(text, tables_->added, encode_plain, [&](std::int32_t id) { ids.push_back(id); });
+    detail::split_added(text, tables_->added, encode_plain, [&](std::int32_t id) { ids.push_back(id); });
     return ids;
 }
 

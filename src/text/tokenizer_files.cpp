@@ -1,4 +1,5 @@
-// vocab.json + merges.txt (GPT2Tokenizer's files) and tokenizer.json (HF tokenizers' format).
+// vocab.json + merges.txt (GPT2Tokenizer's files) and tokenizer.json (HF tokenizers' format), and the
+// file and JSON reading the WordPiece reader shares.
 //
 // Where HF's two implementations disagree on a malformed file, the stricter one is followed: the slow
 // GPT2Tokenizer drops merges.txt's first line whatever it is, ignores lines that are not two symbols and
@@ -31,7 +32,6 @@ constexpr std::string_view end_of_text = "<|endoftext|>";
 
 // GPT-2's tokenizer.json is 1.4 MB and the largest HF tokenizers tens of megabytes; this bounds a hostile one.
 constexpr std::size_t max_tokenizer_file_bytes = std::size_t{256} << 20;
-std::string read_file(const fs::path& file) { return remat::read_file(file, max_tokenizer_file_bytes, "a tokenizer file"); }
 
 std::string excerpt(const json& v) {
     constexpr std::size_t longest = 80;
@@ -80,6 +80,14 @@ json parse_json(const fs::path& file, const std::string& text) {
         fail(file.string(), "not valid JSON: " + what);
     }
 }
+
+}  // namespace
+
+std::string read_file(const fs::path& file) { return remat::read_file(file, max_tokenizer_file_bytes, "a tokenizer file"); }
+
+json read_json(const fs::path& file) { return parse_json(file, read_file(file)); }
+
+namespace {
 
 struct Vocabulary {
     std::unordered_map<std::string, std::int32_t> id_of;
