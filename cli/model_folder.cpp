@@ -50,4 +50,16 @@ ModelFolder causal_lm_folder(const fs::path& dir, std::string_view command) {
     return folder;
 }
 
+ModelFolder trainable_folder(const fs::path& dir) {
+    ModelFolder folder = inspect(dir);
+    if (folder.architecture->objective == models::Objective::none) {
+        std::vector<std::string> heads;
+        for (const models::Architecture* a : models::architectures())
+            if (a->objective != models::Objective::none) heads.push_back(a->hf_class);
+        throw Failure(folder.config.string() + ": remat train trains models with a language-model head (" +
+                      models::join(heads, "or") + "); this folder holds " + folder.architecture->hf_class);
+    }
+    return folder;
+}
+
 }  // namespace remat::cli

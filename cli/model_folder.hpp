@@ -28,6 +28,10 @@ std::unique_ptr<models::Model> load_model(const ModelFolder& folder, const Polic
 // inspect(dir), which must hold a causal language model: Failure naming `command` otherwise.
 ModelFolder causal_lm_folder(const std::filesystem::path& dir, std::string_view command);
 
+// inspect(dir), which must hold a model with a language-model head (causal or masked): Failure
+// naming the classes otherwise.
+ModelFolder trainable_folder(const std::filesystem::path& dir);
+
 // The families of the causal LMs in the table ("A and B"), for messages.
 std::string causal_lm_families();
 

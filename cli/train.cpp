@@ -25,12 +25,14 @@
 #include "remat/core/memory.hpp"
 #include "remat/data/corpus.hpp"
 #include "remat/data/epoch_order.hpp"
+#include "remat/data/masking.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/train/run_folders.hpp"
 #include "remat/train/run_state.hpp"
 #include "remat/train/schedules.hpp"
+#include "remat/text/wordpiece.hpp"
 
 namespace remat::cli {
 
@@ -157,19 +159,66 @@ private:
     std::uint64_t order_epoch_ = 0;
 };
 
+// What a micro-batch of corpus windows trains. A causal LM: the windows as they are, labels = the
+// inputs (shifted inside the model, as HF's GPT2LMHeadModel). A masked LM: each window of T − 2
+// tokens becomes [CLS] + window + [SEP] and is masked as HF's DataCollatorForLanguageModeling masks
+// it, keyed by (seed, step, micro-batch).
+class Objective {
+public:
+    Objective(const models::Architecture& architecture, const text::Tokenizer& tokenizer, std::size_t seq) : seq_(seq) {
+        if (architecture.objective != models::Objective::masked_lm) return;
+        const auto* wordpiece = dynamic_cast<const text::WordPieceTokenizer*>(&tokenizer);
+        if (!wordpiece) throw Failure(architecture.hf_class + " trains with a WordPiece tokenizer (vocab.txt)");
+        if (seq < 3) throw Failure("--seq must be at least 3 for " + architecture.hf_class + " ([CLS] + tokens + [SEP])");
+        masking_.emplace(data::MaskingRule{.special_ids = wordpiece->special_ids(),
+                                           .mask_id = *wordpiece->id_of("[MASK]"),
+                                           .vocab_size = wordpiece->vocab_size()});
+        cls_ = *wordpiece->id_of("[CLS]");
+        sep_ = *wordpiece->id_of("[SEP]");
+    }
+    // Tokens a window takes from the corpus.
+    std::size_t corpus_window() const { return masking_ ? seq_ - 2 : seq_; }
+
+    struct Batch {
+        IdTensor input_ids, labels;
+    };
+    Batch make(const IdTensor& windows, const data::MaskingKey& key) const {
+        if (!masking_) return {windows, windows};
+        const std::size_t b = windows.shape()[0], run = corpus_window();
+        IdTensor framed = IdTensor::from_shape({b, seq_});
+        for (std::size_t i = 0; i < b; ++i) {
+            const auto w = data::bert_window({windows.data() + i * run, run}, cls_, sep_);
+            std::copy(w.begin(), w.end(), framed.data() + i * seq_);
+        }
+        data::MaskedBatch masked = data::mask_tokens(framed, *masking_, key);
+        return {std::move(masked.input_ids), std::move(masked.labels)};
+    }
+
+private:
+    std::size_t seq_;
+    std::optional<data::MaskingRule> masking_;
+    std::int64_t cls_ = 0, sep_ = 0;
+};
+
+// Validation's masks (a masked LM) are the same at every validation: keyed by a step no run reaches.
+constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::max();
+
 // Mean loss over the first `count` windows of the validation stream, in order, in test mode without
 // recording.
-double validate(models::Model& model, ad::Tape& tape, const data::TokenCorpus& valid, std::size_t seq,
-                std::size_t count, std::size_t batch) {
+double validate(models::Model& model, ad::Tape& tape, const Objective& objective, const data::TokenCorpus& valid,
+                std::size_t count, std::size_t batch, std::uint64_t seed) {
     ad::UseBackend use(tape);
     ad::NoGrad no_grad;
     model.set_training(false);
+    const std::size_t run = objective.corpus_window();
     double total = 0;
     for (std::size_t first = 0; first < count; first += batch) {
         const std::size_t b = std::min(batch, count - first);
-        IdTensor ids = IdTensor::from_shape({b, seq});
-        for (std::size_t i = 0; i < b; ++i) valid.window(first + i, seq, ids.data() + i * seq);
-        total += static_cast<double>(model.loss(model.logits({.input_ids = ids}), ids).item()) * static_cast<double>(b);
+        IdTensor ids = IdTensor::from_shape({b, run});
+        for (std::size_t i = 0; i < b; ++i) valid.window(first + i, run, ids.data() + i * run);
+        const auto in = objective.make(ids, {.seed = seed, .step = validation_step, .micro_batch = first / batch});
+        total += static_cast<double>(model.loss(model.logits({.input_ids = in.input_ids}), in.labels).item()) *
+                 static_cast<double>(b);
     }
     model.set_training(true);
     return total / static_cast<double>(count);
@@ -192,7 +241,7 @@ int train(const TrainOptions& o) {
         throw Failure("--schedule must be constant, linear or cosine, got \"" + o.schedule + "\"");
     if (o.min_lr > o.lr) throw Failure("--min-lr " + exact(o.min_lr) + " is above --lr " + exact(o.lr));
     const Policy policy = parse_policy(o.checkpoint);
-    const ModelFolder folder = causal_lm_folder(o.dir, "train");
+    const ModelFolder folder = trainable_folder(o.dir);
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
@@ -201,20 +250,22 @@ int train(const TrainOptions& o) {
     const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
+    const Objective objective(*folder.architecture, *tokenizer.tokenizer, seq);
+    const std::size_t run = objective.corpus_window();  // tokens a window takes from the data
     const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
-    const data::TokenCorpus corpus = tokens.open(o.data, seq);
+    const data::TokenCorpus corpus = tokens.open(o.data, run);
     std::optional<data::TokenCorpus> valid;
     std::size_t valid_count = 0;
     if (o.valid) {
-        valid.emplace(tokens.open(*o.valid, seq));
-        valid_count = std::min(valid->windows(seq), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
+        valid.emplace(tokens.open(*o.valid, run));
+        valid_count = std::min(valid->windows(run), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
     }
 
-    const std::size_t windows = corpus.windows(seq), per_step = batch * accumulate;
+    const std::size_t windows = corpus.windows(run), per_step = batch * accumulate;
     const std::int64_t total =
         o.steps ? *o.steps : static_cast<std::int64_t>(static_cast<std::size_t>(o.epochs.value_or(1)) * windows / per_step);
     if (total < 1)
-        throw Failure(corpus.name() + ": " + std::to_string(windows) + " windows of " + std::to_string(seq) +
+        throw Failure(corpus.name() + ": " + std::to_string(windows) + " windows of " + std::to_string(run) +
                       " tokens make less than one step of " + std::to_string(per_step) +
                       " windows (--batch x --accumulate) in " + std::to_string(o.epochs.value_or(1)) +
                       " epoch(s); give more data, more --epochs, or --steps");
@@ -250,11 +301,11 @@ int train(const TrainOptions& o) {
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
-    std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, seq,
+    std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, run,
                 tokenizer.tokenizer->describe().c_str());
     if (valid)
         std::printf("validation: %s: %zu of %zu windows, every %s\n", valid->name().c_str(), valid_count,
-                    valid->windows(seq),
+                    valid->windows(run),
                     o.validate_every ? (std::to_string(o.validate_every) + " steps and at the end").c_str() : "run's end");
     std::printf("training: %lld steps of %zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
                 "weight decay %g), clip %g, seed %llu\n",
@@ -281,7 +332,7 @@ int train(const TrainOptions& o) {
     catch_interrupts();
     ad::Tape tape;
     train::MicroBatches micro(model->parameters());
-    WindowStream stream(corpus, seq, o.seed);
+    WindowStream stream(corpus, run, o.seed);
     const std::int64_t first_step = state.step;
     Progress progress(stdout, static_cast<std::size_t>(total),
                       static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
@@ -296,8 +347,9 @@ int train(const TrainOptions& o) {
         memory::PeakScope peak;
         train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t j) {
             *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
-            const IdTensor ids = stream.next(batch, state);
-            return model->loss(model->logits({.input_ids = ids}), ids);
+            const auto in = objective.make(stream.next(batch, state),
+                                           {.seed = o.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
+            return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
         });
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
@@ -322,13 +374,14 @@ int train(const TrainOptions& o) {
                           .lr = lr,
                           .grad_norm = norm,
                           .tokens_per_second = static_cast<double>(per_step * seq) / seconds,
-                          .peak_activation_bytes = peak.peak_above_baseline()};
+                          .peak_activation_bytes = peak.peak_above_baseline(),
+                          .valid_loss = std::nullopt};
         const double done = static_cast<double>(step - first_step);
         progress.update(static_cast<std::size_t>(step),
                         status(step, total, record.epoch, g.loss, lr, done * static_cast<double>(per_step * seq) / elapsed,
                                record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
         if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
-            record.valid_loss = last_valid = validate(*model, tape, *valid, seq, valid_count, batch);
+            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed);
             progress.finish();
             std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
                         *last_valid, std::exp(*last_valid));

@@ -622,8 +622,9 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
                            "--vocab-size", "300", "--n-positions", "16"})
                     .code == 0);
         check_error({"train", bert.string(), "--data", data.string()},
-                    (bert / "config.json").string() +
-                        ": remat train fine-tunes GPT-2 language models; this folder holds BertForMaskedLM");
+                    (bert / "vocab.txt").string() +
+                        ": missing; a BertForMaskedLM folder needs its WordPiece vocabulary (vocab.txt, as HF's "
+                        "BertTokenizer saves it)");
         const fs::path small_vocab = s / "small-vocab";
         REQUIRE(run_remat({"init", small_vocab.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head",
                            "2", "--vocab-size", "100", "--n-positions", "16"})

@@ -278,3 +278,48 @@ TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the lates
     CHECK_FALSE(fs::exists(out / "checkpoint-10"));
     CHECK(fs::exists(out / "model.safetensors"));
 }
+
+TEST_CASE("BERT: masked-LM training through the same loop, WordPiece from vocab.txt, resumed bitwise") {
+    const fs::path bert = scratch() / "bert";
+    REQUIRE(run_remat({"init", bert.string(), "--arch", "bert", "--n-layer", "1", "--n-embd", "16", "--n-head", "2",
+                       "--vocab-size", "525", "--n-positions", "32"})
+                .code == 0);
+    const fs::path vocab = fixtures / "wordpiece" / "uncased";
+    fs::copy_file(vocab / "vocab.txt", bert / "vocab.txt");
+    fs::copy_file(vocab / "tokenizer_config.json", bert / "tokenizer_config.json");
+    auto args = [&](const fs::path& out) {
+        return std::vector<std::string>{"train", bert.string(), "--data", text().string(), "--steps", "6", "--batch",
+                                        "2", "--seq", "16", "--accumulate", "2", "--lr", "1e-3", "--save", out.string(),
+                                        "--save-every", "3", "--log", out.string() + ".jsonl"};
+    };
+    const Result whole = run_remat(args(scratch() / "bert-whole"));
+    CAPTURE(whole.err);
+    REQUIRE(whole.code == 0);
+    CHECK(whole.err.empty());
+    CHECK(whole.out.find("windows of 14 (BERT WordPiece (vocab.txt, 525 tokens, uncased))") != std::string::npos);
+    CHECK(whole.out.find("saved " + (scratch() / "bert-whole").string() + ": config.json, model.safetensors, vocab.txt, "
+                                                                          "tokenizer_config.json") != std::string::npos);
+    // Resumed from step 3: the same weights and losses.
+    const fs::path half = scratch() / "bert-half";
+    fs::create_directories(half);
+    fs::copy(scratch() / "bert-whole" / "checkpoint-3", half / "checkpoint-3", fs::copy_options::recursive);
+    auto resumed = args(half);
+    resumed.insert(resumed.end(), {"--resume", half.string()});
+    std::string log = read_text(scratch() / "bert-whole.jsonl");
+    write_text(half.string() + ".jsonl", log.substr(0, log.find("{\"step\":4")));
+    const Result r = run_remat(resumed);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(read_text(half / "model.safetensors") == read_text(scratch() / "bert-whole" / "model.safetensors"));
+    CHECK(computed(half.string() + ".jsonl") == computed(scratch().string() + "/bert-whole.jsonl"));
+
+    fs::create_directories(scratch() / "base");
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(bert / f, scratch() / "base" / f);
+    std::string config = read_text(bert / "config.json");
+    config.replace(config.find("BertForMaskedLM"), 15, "BertModel");
+    write_text(scratch() / "base" / "config.json", config);
+    check_error({"train", (scratch() / "base").string(), "--data", text().string()},
+                (scratch() / "base" / "config.json").string() +
+                    ": remat train trains models with a language-model head (GPT2LMHeadModel or BertForMaskedLM); "
+                    "this folder holds BertModel");
+}
