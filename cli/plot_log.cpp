@@ -52,6 +52,8 @@ RunLog read_log(const std::filesystem::path& path) {
         try {
             entry = nlohmann::json::parse(text);
         } catch (const nlohmann::json::parse_error& e) {
+            // nlohmann counts the end of the input as one more column: a cut-off line (a run killed mid-write).
+            if (e.byte > text.size()) line.fail(" is not valid JSON (it ends early)");
             line.fail(" is not valid JSON (column " + std::to_string(e.byte) + ")");
         }
         if (!entry.is_object()) line.fail(" is not a JSON object");
