@@ -87,6 +87,10 @@ Line polyline(std::vector<Point> points, Colour colour, double width, double opa
     return {std::move(points), colour, width, opacity, std::move(kind)};
 }
 
+Label label(Point at, std::string text, double size, Anchor anchor, Colour colour) {
+    return {at, std::move(text), size, anchor, false, false, colour};
+}
+
 // The points of a drawn line, and between them one every 3 px: what the legend must not hide.
 void trace(std::vector<Point>& drawn, const std::vector<Point>& line) {
     for (std::size_t i = 0; i < line.size(); ++i) {
@@ -132,7 +136,7 @@ void add_legend(Scene& scene, const Frame& f, const std::vector<Series>& entries
         const double x0 = best.x + pad, x1 = x0 + sample;
         scene.shapes.push_back(polyline({{x0, y}, {x1, y}}, e.colour, e.validation ? 1.5 : 2, 1, "legend"));
         if (e.validation) scene.shapes.push_back(Marker{{(x0 + x1) / 2, y}, 3.5, 1.5, e.colour, "legend"});
-        scene.shapes.push_back(Label{{x1 + 6, y + 4}, e.label, legend_size, Anchor::start, false, false, ink});
+        scene.shapes.push_back(label({x1 + 6, y + 4}, e.label, legend_size, Anchor::start, ink));
     }
 }
 
@@ -150,11 +154,12 @@ Scene draw(const std::vector<RunLog>& runs, const std::vector<std::string>& name
     Frame f{};
     f.top = 40;
     f.bottom = o.height - 48.0;
-    // A margin of 3% keeps the extreme points off the frame.
-    const double margin = 0.03 * (high - low);
+    // A margin of 1.5% keeps the extreme points (and a marker's radius) off the frame.
+    const double margin = 0.015 * (high - low);
     f.y = nice_ticks(low - margin, high + margin, std::max(3, static_cast<int>((f.bottom - f.top) / 45)));
     double label_width = 0;
-    for (const double v : f.y.values) label_width = std::max(label_width, text_width(decimal_label(v, f.y.step), tick_size));
+    for (const double v : f.y.values)
+        label_width = std::max(label_width, text_width(decimal_label(v, f.y.step), tick_size));
     f.left = 28 + label_width + 8;
     f.right = o.width - 20.0;
     f.x = nice_ticks(0, 1.02 * max_tokens, std::max(2, static_cast<int>((f.right - f.left) / 80)));
@@ -163,20 +168,25 @@ Scene draw(const std::vector<RunLog>& runs, const std::vector<std::string>& name
     for (const double v : f.y.values) {
         const double y = f.at(0, v).y;
         scene.shapes.push_back(polyline({{f.left, y}, {f.right, y}}, grid, 1, 1, "grid"));
-        scene.shapes.push_back(Label{{f.left - 6, y + 4}, decimal_label(v, f.y.step), tick_size, Anchor::end, false, false, grey});
+        scene.shapes.push_back(label({f.left - 6, y + 4}, decimal_label(v, f.y.step), tick_size, Anchor::end, grey));
     }
     for (const double v : f.x.values) {
         const double x = f.at(v, f.y.low).x;
         scene.shapes.push_back(polyline({{x, f.top}, {x, f.bottom}}, grid, 1, 1, "grid"));
-        scene.shapes.push_back(Label{{x, f.bottom + 16}, count_label(v), tick_size, Anchor::middle, false, false, grey});
+        scene.shapes.push_back(label({x, f.bottom + 16}, count_label(v), tick_size, Anchor::middle, grey));
     }
     Box border{f.left, f.top, f.right - f.left, f.bottom - f.top, {}, frame};
     border.filled = false;
     border.stroked = true;
     scene.shapes.push_back(border);
-    scene.shapes.push_back(Label{{(f.left + f.right) / 2, o.height - 12.0}, "tokens", label_size, Anchor::middle, false, false, ink});
-    scene.shapes.push_back(Label{{18, (f.top + f.bottom) / 2}, "loss", label_size, Anchor::middle, true, false, ink});
-    scene.shapes.push_back(Label{{(f.left + f.right) / 2, 24}, title, title_size, Anchor::middle, false, true, ink});
+    const double middle = (f.left + f.right) / 2;
+    scene.shapes.push_back(label({middle, o.height - 12.0}, "tokens", label_size, Anchor::middle, ink));
+    Label y_label = label({18, (f.top + f.bottom) / 2}, "loss", label_size, Anchor::middle, ink);
+    y_label.vertical = true;
+    scene.shapes.push_back(y_label);
+    Label heading = label({middle, 24}, title, title_size, Anchor::middle, ink);
+    heading.bold = true;
+    scene.shapes.push_back(heading);
 
     std::vector<Series> legend;
     std::vector<Point> drawn;  // for placing the legend
@@ -199,7 +209,8 @@ Scene draw(const std::vector<RunLog>& runs, const std::vector<std::string>& name
             } else {
                 scene.shapes.push_back(polyline(std::move(raw), train, 1.2, 1, "train"));
             }
-            if (r.train.size() == 1) scene.shapes.push_back(Marker{f.at(r.train[0].tokens, r.train[0].loss), 2, 1.5, train, "train"});
+            if (r.train.size() == 1)  // a line of one point shows nothing
+                scene.shapes.push_back(Marker{f.at(r.train[0].tokens, r.train[0].loss), 2, 1.5, train, "train"});
             char smoothing[48];
             std::snprintf(smoothing, sizeof smoothing, " (smoothed %g)", w);
             legend.push_back({(one ? "training loss" : names[i] + " training") + (w > 0 ? smoothing : ""), train, false});
