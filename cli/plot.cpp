@@ -262,6 +262,7 @@ int plot(const PlotOptions& o) {
     for (const std::string& n : names) title += (title.empty() ? "" : ", ") + n;
     if (o.title) title = valid_utf8(*o.title);
 
+    const CairoScope cairo;
     const Scene scene = draw(runs, names, title, o);
     hf::write_text_atomically(o.out, format == Format::png ? to_png(scene) : to_svg(scene));
     std::printf("wrote %s (%d x %d): %zu training and %zu validation losses from %zu log%s\n", o.out.string().c_str(),

@@ -1,7 +1,6 @@
 #include "cli/plot_log.hpp"
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>

@@ -1,6 +1,7 @@
 // The PNG writer and the text metrics, through cairo's image surface and its simple ("toy") text API,
 // which finds the font through fontconfig. Same painting order and shapes as the SVG writer.
 #include <cairo.h>
+#include <fontconfig/fontconfig.h>
 
 #include <cmath>
 #include <memory>
@@ -88,15 +89,26 @@ void paint(cairo_t* cr, const Label& t) {
     cairo_restore(cr);
 }
 
+// The 1×1 surface that text is measured on, kept while a layout measures its few dozen labels.
+struct Metrics {
+    Surface surface{cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1)};
+    Context cr{cairo_create(surface.get())};
+};
+std::unique_ptr<Metrics> metrics;
+
 }  // namespace
 
+CairoScope::~CairoScope() {
+    metrics.reset();
+    cairo_debug_reset_static_data();
+    FcFini();
+}
+
 double text_width(const std::string& text, double size, bool bold) {
-    // A 1×1 surface is enough for metrics; the context is kept, as layouts measure a few dozen labels.
-    static const Surface surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1));
-    static const Context cr(cairo_create(surface.get()));
-    set_font(cr.get(), size, bold);
+    if (!metrics) metrics = std::make_unique<Metrics>();
+    set_font(metrics->cr.get(), size, bold);
     cairo_text_extents_t extents;
-    cairo_text_extents(cr.get(), text.c_str(), &extents);
+    cairo_text_extents(metrics->cr.get(), text.c_str(), &extents);
     return extents.x_advance;
 }
 

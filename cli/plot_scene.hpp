@@ -62,6 +62,15 @@ struct Scene {
 // The one font both writers name; the PNG writer gets it from fontconfig (Debian's fonts-dejavu-core).
 inline constexpr const char* font_family = "DejaVu Sans";
 
+// While alive, text_width and to_png may be used; at its end cairo's and fontconfig's caches are freed
+// (a leak checker reports them otherwise), so no cairo object may outlive it. One per run of the command.
+struct CairoScope {
+    CairoScope() = default;
+    CairoScope(const CairoScope&) = delete;
+    CairoScope& operator=(const CairoScope&) = delete;
+    ~CairoScope();
+};
+
 // The advance width in pixels of text in the font at the size (cairo's metrics).
 double text_width(const std::string& text, double size, bool bold = false);
 
