@@ -11,6 +11,7 @@
 #include "cli/flags.hpp"
 #include "cli/info.hpp"
 #include "cli/init.hpp"
+#include "cli/plot.hpp"
 #include "cli/run.hpp"
 #include "cli/train.hpp"
 #include "models/architecture.hpp"
@@ -44,7 +45,8 @@ int main_with_exceptions(int argc, char** argv) {
         "stderr and exits with code 2. See docs/cli.md.");
 
     const std::vector<Command> commands = {add_init_command(app),  add_train_command(app), add_demo_command(app),
-                                           add_info_command(app), add_run_command(app),   add_encode_command(app)};
+                                           add_info_command(app), add_run_command(app),   add_encode_command(app),
+                                           add_plot_command(app)};
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());
 
