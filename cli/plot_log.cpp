@@ -52,7 +52,14 @@ RunLog read_log(const std::filesystem::path& path) {
             entry = nlohmann::json::parse(text);
         } catch (const nlohmann::json::parse_error& e) {
             // nlohmann counts the end of the input as one more column: a cut-off line (a run killed mid-write).
-            if (e.byte > text.size()) line.fail(" is not valid JSON (it ends early)");
+            if (e.byte > text.size()) {
+                // The last line of a log still being written (no newline yet): left out, with a warning.
+                if (in.eof()) {
+                    print_warning(file + ": line " + std::to_string(number) + " is incomplete (a run still writing?); left out");
+                    continue;
+                }
+                line.fail(" is not valid JSON (it ends early)");
+            }
             line.fail(" is not valid JSON (column " + std::to_string(e.byte) + ")");
         }
         if (!entry.is_object()) line.fail(" is not a JSON object");

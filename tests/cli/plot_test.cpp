@@ -269,6 +269,15 @@ TEST_CASE("remat plot's errors: one line naming the file and the line, and nothi
     check_error({"plot", "-o", out.string()}, "FILE.jsonl is required (see remat plot --help)");
     CHECK(!fs::exists(out));
 
+    // The last line of a log still being written (no newline yet) is left out with a warning.
+    {
+        const fs::path live = scratch() / "live.jsonl";
+        write_text(live, good + "{\"step\": 2, \"tokens\": 200, \"lo");
+        const Result r = run_remat({"plot", live.string(), "-o", (scratch() / "live.svg").string()});
+        CHECK(r.code == 0);
+        CHECK(r.err == "warning: " + live.string() + ": line 2 is incomplete (a run still writing?); left out\n");
+    }
+
     // A failure leaves a picture already there untouched.
     write_text(out, "the old picture");
     check_error({"plot", log.string(), (scratch() / "truncated.jsonl").string(), "-o", out.string()},
