@@ -336,19 +336,26 @@ int train(const TrainOptions& o) {
     const std::int64_t first_step = state.step;
     Progress progress(stdout, static_cast<std::size_t>(total),
                       static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
-    double elapsed = 0;
+    double elapsed = 0;  // the steps, their data included
+    // The loop's own time: fetching and framing windows (inside the steps), then logging and progress
+    // after them; validation and saves are not counted.
+    double data_seconds = 0, bookkeeping_seconds = 0;
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     float first_loss = 0, last_loss = 0;
     std::optional<double> last_valid;
     while (state.step < total && !interrupt_signal()) {
-        const auto start = std::chrono::steady_clock::now();
+        const auto start = Clock::now();
         const float lr = schedule(state.step);
         optimiser->set_learning_rate(lr);
         const std::int64_t step = state.step + 1;
         memory::PeakScope peak;
         train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t j) {
+            const auto data_start = Clock::now();
             *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
             const auto in = objective.make(stream.next(batch, state),
                                            {.seed = o.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
+            data_seconds += since(data_start);
             return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
         });
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
@@ -362,8 +369,9 @@ int train(const TrainOptions& o) {
         optimiser->update(g.grads);
         state.step = step;
         state.tokens += per_step * seq;
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double seconds = since(start);
         elapsed += seconds;
+        const auto bookkeeping = Clock::now();
         if (step == first_step + 1) first_loss = g.loss;
         last_loss = g.loss;
 
@@ -381,12 +389,16 @@ int train(const TrainOptions& o) {
                         status(step, total, record.epoch, g.loss, lr, done * static_cast<double>(per_step * seq) / elapsed,
                                record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
         if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
+            bookkeeping_seconds += since(bookkeeping);
             record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed);
             progress.finish();
             std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
                         *last_valid, std::exp(*last_valid));
+            if (log) log->write(record);
+        } else {
+            if (log) log->write(record);
+            bookkeeping_seconds += since(bookkeeping);
         }
-        if (log) log->write(record);
         if (o.save && o.save_every && step % o.save_every == 0 && step < total) save_checkpoint();
     }
     progress.finish();
@@ -408,7 +420,8 @@ int train(const TrainOptions& o) {
                 format_duration(elapsed).c_str(), steps_done * static_cast<double>(per_step * seq) / std::max(elapsed, 1e-9),
                 static_cast<double>(first_loss), static_cast<double>(last_loss));
     if (last_valid) std::printf(", validation loss %.4f (perplexity %.2f)", *last_valid, std::exp(*last_valid));
-    std::printf("\n");
+    std::printf(", loop overhead %.2f %%\n",
+                100.0 * (data_seconds + bookkeeping_seconds) / std::max(elapsed + bookkeeping_seconds, 1e-9));
     if (o.save) {
         const std::string written = save_model(*model, folder, *o.save);
         std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());
