@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/errors.hpp"
+#include "remat/text/wordpiece.hpp"
 #include "cli/flags.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
@@ -30,9 +31,10 @@ text::FolderTokenizer tokenizer_of_folder(const fs::path& dir) {
         return tokenizer_of(folder, folder.architecture->summary(folder.config_text).sizes.vocab_size);
     }
     const bool bpe = (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) || fs::exists(dir / "tokenizer.json", ec);
-    if (!bpe)
-        throw Failure(dir.string() + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, or tokenizer.json)");
-    return text::tokenizer_for_folder(dir, std::int64_t{1} << 32);
+    if (bpe) return text::tokenizer_for_folder(dir, std::int64_t{1} << 32);
+    if (fs::exists(dir / "vocab.txt", ec)) return text::wordpiece_for_folder(dir, std::int64_t{1} << 32);
+    throw Failure(dir.string() + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, "
+                  "tokenizer.json, or BERT's vocab.txt)");
 }
 
 std::string file_line(const char* what, const data::EncodedFile& f) {

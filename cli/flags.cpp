@@ -57,4 +57,9 @@ std::string causal_lms() {
            architecture_lines([](const auto& a) { return a.objective == models::Objective::causal_lm; });
 }
 
+std::string trainable_lms() {
+    return "Architectures it trains:\n" +
+           architecture_lines([](const auto& a) { return a.objective != models::Objective::none; });
+}
+
 }  // namespace remat::cli

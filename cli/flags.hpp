@@ -36,5 +36,6 @@ struct TrainingFlags {
 std::string architecture_lines(const std::function<bool(const models::Architecture&)>& keep);
 std::string all_architectures();  // "Architectures (model_type and HF class):\n" and every line
 std::string causal_lms();         // "Architectures it trains:\n" and the causal LMs' lines
+std::string trainable_lms();      // "Architectures it trains:\n" and those with a language-model head
 
 }  // namespace remat::cli

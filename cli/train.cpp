@@ -45,9 +45,9 @@ constexpr const char* run_state_file = "run_state.json";
 // The files of a model folder that describe its tokenizer, copied along when saving.
 constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "vocab.txt",
                                            "tokenizer_config.json", "special_tokens_map.json"};
-// What may differ between a run and its resumption: none of these changes a trained bit
-// (--checkpoint: every policy gives the same gradients).
-constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every, --valid-windows and --checkpoint";
+// What may differ between a run and its resumption: none of these changes a trained bit or a
+// reported loss (--checkpoint: every policy gives the same gradients).
+constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every and --checkpoint";
 
 std::string exact(float v) {
     char text[32];
@@ -56,8 +56,16 @@ std::string exact(float v) {
 
 // The settings that decide what the run computes, as they are compared on resume.
 std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t seq,
-                                                                       std::int64_t total_steps) {
-    return {{"--data", fs::absolute(o.data).lexically_normal().string()},
+                                                                       std::int64_t total_steps,
+                                                                       const data::TokenCorpus& corpus,
+                                                                       const std::optional<data::TokenCorpus>& valid,
+                                                                       std::size_t valid_count) {
+    auto path = [](const fs::path& p) { return fs::absolute(p).lexically_normal().string(); };
+    return {{"--data", path(o.data)},
+            {"--data tokens", std::to_string(corpus.tokens())},  // the same path holding other data
+            {"--valid", o.valid ? path(*o.valid) : ""},
+            {"--valid tokens", valid ? std::to_string(valid->tokens()) : ""},
+            {"--valid-windows", std::to_string(valid_count)},
             {"--seq", std::to_string(seq)},
             {"--batch", std::to_string(o.batch)},
             {"--accumulate", std::to_string(o.accumulate)},
@@ -281,7 +289,7 @@ int train(const TrainOptions& o) {
     std::unique_ptr<models::Optimiser> optimiser =
         model->trainer_adamw(train::AdamW{.lr = o.lr, .weight_decay = o.weight_decay});
 
-    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, seq, total)};
+    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, seq, total, corpus, valid, valid_count)};
     if (resumed) {
         const train::RunState saved = train::load_run_state(*resumed / run_state_file);
         check_same_arguments(state.arguments, saved, *resumed);
@@ -304,9 +312,9 @@ int train(const TrainOptions& o) {
     std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, run,
                 tokenizer.tokenizer->describe().c_str());
     if (valid)
-        std::printf("validation: %s: %zu of %zu windows, every %s\n", valid->name().c_str(), valid_count,
-                    valid->windows(run),
-                    o.validate_every ? (std::to_string(o.validate_every) + " steps and at the end").c_str() : "run's end");
+        std::printf("validation: %s: %zu of %zu windows, %s\n", valid->name().c_str(), valid_count, valid->windows(run),
+                    o.validate_every ? ("every " + std::to_string(o.validate_every) + " steps and at the end").c_str()
+                                     : "at the end");
     std::printf("training: %lld steps of %zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
                 "weight decay %g), clip %g, seed %llu\n",
                 static_cast<long long>(total), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
@@ -441,8 +449,8 @@ struct TrainFlags {
 Command add_train_command(CLI::App& remat) {
     auto f = std::make_shared<TrainFlags>();
     CLI::App* command = remat.add_subcommand(
-        "train", "Train a causal language model folder on a token corpus or a text: validated, resumable, saved in HF's format");
-    command->add_option("DIR", f->dir, "A causal LM model folder; its tokenizer (vocab.json + merges.txt or tokenizer.json) encodes text data")
+        "train", "Train a causal or masked LM folder on a token corpus or a text: validated, resumable, saved in HF's format");
+    command->add_option("DIR", f->dir, "A model folder with a language-model head; its tokenizer (GPT-2: vocab.json + merges.txt or tokenizer.json; BERT: vocab.txt) encodes text data")
         ->required()
         ->type_name("");
     command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly)")
@@ -477,9 +485,10 @@ Command add_train_command(CLI::App& remat) {
     add(command, "--log-every", f->log_every, "When not on a terminal, print a line every K steps (default: steps/20)", "K");
     command->footer(
         "Windows are consecutive runs of --seq tokens; each epoch visits every window once, in an order drawn\n"
-        "from --seed and the epoch. The loss is the mean next-token cross-entropy (HF's causal LM loss).\n"
+        "from --seed and the epoch. A causal LM minimises the mean next-token cross-entropy; a masked LM\n"
+        "([CLS] + T-2 tokens + [SEP]) HF's masked-LM loss on 15 % of the tokens, masked 80/10/10.\n"
         "A resumed run is bitwise identical to an uninterrupted one. SIGINT or SIGTERM saves and stops.\n"
-        "\n" + causal_lms() + "\n"
+        "\n" + trainable_lms() + "\n"
         "Example:\n"
         "  remat train tiny --data book.tok --valid book.tok.valid --epochs 2 --batch 8 --seq 128 --accumulate 2 \\\n"
         "      --lr 1e-3 --warmup 100 --schedule cosine --save out --save-every 500 --log out/log.jsonl");

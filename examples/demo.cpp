@@ -62,9 +62,10 @@ struct Block {
         return {nn::LayerNorm::create(width), nn::Linear::create(width, 4 * width, rng),  // braced: in order
                 nn::Linear::create(4 * width, width, rng), nn::Dropout::create(0.1f, std::move(dropout))};
     }
+    // REMAT_CALL(fc1, x) is nn::call("fc1", fc1, x): the child runs under its path, so an error names it.
     Var operator()(const Var& x) const {
-        Var h = ops::gelu_tanh(nn::call("fc1", fc1, nn::call("ln", ln, x)));
-        return x + drop(nn::call("fc2", fc2, h));
+        Var h = ops::gelu_tanh(REMAT_CALL(fc1, REMAT_CALL(ln, x)));
+        return x + REMAT_CALL(drop, REMAT_CALL(fc2, h));
     }
 };
 
@@ -79,7 +80,7 @@ REMAT_MODEL(Net, (nn::Linear, embed), (std::vector<Block>, blocks), (nn::Linear,
         for (std::size_t i = 0; i < depth; ++i) blocks.push_back(Block::create(width, rng, dropout));
         return {std::move(embed), std::move(blocks), nn::Linear::create(width, 1, rng)};
     }
-    Var operator()(const Var& x) { return nn::call("head", head, run_blocks(blocks, "blocks", nn::call("embed", embed, x))); }
+    Var operator()(const Var& x) { return REMAT_CALL(head, run_blocks(blocks, "blocks", REMAT_CALL(embed, x))); }
 };
 
 // One training step's loss and gradients, and the peak activation memory it took.

@@ -139,7 +139,7 @@ std::size_t uniform_row(float* s, std::size_t visible, std::size_t Tk, std::size
         count += at_min;
     }
     for (std::size_t k = 0; k < Tk; ++k) s[k] /= static_cast<float>(count);
-    std::fill(s + Tk, s + width, 0.0f);
+    if (width > Tk) std::fill(s + Tk, s + width, 0.0f);
     return count;
 }
 
@@ -152,11 +152,16 @@ void softmax_block(const Problem& pr, const float* keep, std::size_t i0, std::si
         float* s = S + r * ld;
         const std::size_t visible = pr.visible(i0 + r);
         mask_padding(s, visible, keep);
-        const float max = fixed_order_max(visible, s);
+        float max = fixed_order_max(visible, s);
         if (max == lowest) {
-            stats[2 * r] = lowest;
-            stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep));
-            continue;
+            if (keep && std::all_of(keep, keep + visible, [](float k) { return k == 0.0f; })) {
+                stats[2 * r] = lowest;
+                stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep));
+                continue;
+            }
+            // Scores all NaN or -inf (a diverged model): NaN probabilities, as softmax gives them; the
+            // NaN max marks the row for recompute_block too.
+            max = std::numeric_limits<float>::quiet_NaN();
         }
         exp_shifted(s, visible, max);
         const float inv = 1.0f / fixed_order_sum(visible, [&](std::size_t k) { return s[k]; });

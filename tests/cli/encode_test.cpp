@@ -83,7 +83,8 @@ TEST_CASE("encode") {
         check_error({"encode", tokdir.string(), (dir / "missing.txt").string(), "-o", out},
                     (dir / "missing.txt").string() + ": no such file or folder");
         check_error({"encode", docs, docs, "-o", out},
-                    docs + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, or tokenizer.json)");
+                    docs + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, "
+                           "tokenizer.json, or BERT's vocab.txt)");
         check_error({"encode", (dir / "nope").string(), docs, "-o", out},
                     (dir / "nope").string() + ": not a folder (give a model folder or a tokenizer folder)");
         check_error({"encode", (fixtures / "gpt2-tiny").string(), docs, "-o", out},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "remat/ad/tape.hpp"
 #include "remat/core/error.hpp"
@@ -136,6 +137,31 @@ TEST_CASE("fused attention: rows that see only padding") {
     for (std::size_t f = 0; f < 4; ++f) {
         CHECK(d(0, 0, 8 + f) == doctest::Approx((1.0f + static_cast<float>(f)) / 3.0f));  // v: 1/3 of dy each
         CHECK(d(0, 1, 8 + f) == 0.0f);
+    }
+}
+
+TEST_CASE("fused attention: NaN scores (a diverged model) give NaN, never a crash") {
+    // Before: a causal row whose scores were all NaN was taken for a row of padding, and its
+    // "uniform" fill ran past the block (a segfault in remat train at lr 1e30).
+    for (const bool padded : {false, true}) {
+        CAPTURE(padded);
+        Tensor qkv = randn({2, 70, 24}, 3);
+        qkv(0, 5, 0) = std::numeric_limits<float>::quiet_NaN();  // query 5 of batch 0: NaN scores
+        for (std::size_t t = 0; t < 70; ++t) qkv(1, t, 12) = std::numeric_limits<float>::infinity();  // keys of batch 1
+        Tensor padding = zeros(Shape{2, 70}) + 1.0f;
+        padding(0, 69) = 0.0f;
+        std::vector<Tensor*> wrt{&qkv};
+        Tensor out;
+        auto g = ad::gradient(
+            [&] {
+                Var y = ops::attention(ad::leaf(qkv), 2, {.causal = true, .key_padding = padded ? &padding : nullptr});
+                out = y.value();
+                return ops::sum(y);
+            },
+            wrt);
+        CHECK(std::isnan(out(0, 5, 0)));
+        CHECK(std::isfinite(out(0, 4, 0)));  // the rows before it are untouched
+        CHECK(std::isnan(out(1, 3, 4)));  // head 1, whose keys hold +inf
     }
 }
 

@@ -5,7 +5,7 @@
 //   train::StepGradient g = micro.run(tape, K, [&](std::size_t j) {
 //       return model->loss(model->logits({.input_ids = batch[j]}), batch[j]);  // j's mean loss
 //   });
-//   train::clip_grad_norm(g.grads, 1.0f);
+//   train::clip_grad_norm(std::span<Tensor* const>(g.grads), 1.0f);  // a span: a vector is taken for a tree
 //   optimiser->update(g.grads);
 //
 // The gradient is defined as G = G_0 + G_1 + … + G_{K−1}, added in micro-batch order, where G_j is
