@@ -645,18 +645,7 @@ std::string run_on_terminal(const std::vector<std::string>& args) {
     REQUIRE(::grantpt(master) == 0);
     REQUIRE(::unlockpt(master) == 0);
     const std::string slave = ::ptsname(master);
-    const char* bin = std::getenv("REMAT_BIN");
-    REQUIRE(bin != nullptr);
-    std::vector<char*> argv{const_cast<char*>(bin)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, slave.c_str(), O_WRONLY | O_NOCTTY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    REQUIRE(posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t pid = start_remat(args, {slave, O_WRONLY | O_NOCTTY}, {"/dev/null", O_WRONLY});
     std::string out;
     char buffer[4096];
     for (;;) {  // until the child has exited and closed the terminal: read() then fails with EIO

@@ -58,22 +58,34 @@ struct Result {
     std::string out, err;
 };
 
-// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files.
-inline Result run_remat(const std::vector<std::string>& args) {
+// Where a started remat's stdout or stderr goes: a file opened with these flags.
+struct Redirect {
+    std::string path;
+    int flags = O_WRONLY | O_CREAT | O_TRUNC;
+};
+
+// Starts $REMAT_BIN with the arguments, without waiting for it.
+inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& out, const Redirect& err) {
     const char* bin = std::getenv("REMAT_BIN");
     REQUIRE_MESSAGE(bin != nullptr, "set REMAT_BIN to the built remat binary");
-    const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
     std::vector<char*> argv{const_cast<char*>(bin)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, out.path.c_str(), out.flags, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.path.c_str(), err.flags, 0644);
     pid_t pid;
     const int spawned = posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     REQUIRE(spawned == 0);
+    return pid;
+}
+
+// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files.
+inline Result run_remat(const std::vector<std::string>& args) {
+    const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
+    const pid_t pid = start_remat(args, {out.string()}, {err.string()});
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);
     REQUIRE_MESSAGE(WIFEXITED(status), "remat was killed by signal " << WTERMSIG(status));

@@ -46,21 +46,9 @@ std::vector<std::string> run_args(const std::string& policy, const fs::path& out
             (out.string() + ".jsonl")};
 }
 
-// Starts $REMAT_BIN without waiting, output to files.
+// Starts $REMAT_BIN without waiting: stdout to OUT.stdout, stderr discarded.
 pid_t spawn_remat(const std::vector<std::string>& args, const fs::path& out) {
-    const char* bin = std::getenv("REMAT_BIN");
-    REQUIRE(bin != nullptr);
-    std::vector<char*> argv{const_cast<char*>(bin)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, (out.string() + ".stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    REQUIRE(posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
+    return start_remat(args, {out.string() + ".stdout"}, {"/dev/null", O_WRONLY});
 }
 
 int wait_status(pid_t pid) {
