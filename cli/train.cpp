@@ -270,6 +270,9 @@ int train(const TrainOptions& o) {
     }
 
     const std::size_t windows = corpus.windows(run), per_step = batch * accumulate;
+    if (o.epochs && static_cast<std::uint64_t>(*o.epochs) > std::numeric_limits<std::uint64_t>::max() / 2 / windows)
+        throw Failure("--epochs " + std::to_string(*o.epochs) + " over " + std::to_string(windows) +
+                      " windows is more steps than a run can count");
     const std::int64_t total =
         o.steps ? *o.steps : static_cast<std::int64_t>(static_cast<std::size_t>(o.epochs.value_or(1)) * windows / per_step);
     if (total < 1)

@@ -235,6 +235,8 @@ TEST_CASE("the run's arguments: contradictions and a changed resume are errors n
     check_error({"train", m, "--data", d, "--steps", "2", "--epochs", "1"}, "give --steps or --epochs, not both");
     check_error({"train", m, "--data", d, "--keep", "2"}, "--save-every and --keep need --save");
     check_error({"train", m, "--data", d, "--validate-every", "2"}, "--validate-every needs --valid");
+    check_error({"train", m, "--data", d, "--epochs", "9223372036854775807"},
+                "--epochs 9223372036854775807 over 77 windows is more steps than a run can count");
     check_error({"train", m, "--data", d, "--schedule", "steep"}, "--schedule must be constant, linear or cosine, got \"steep\"");
     check_error({"train", m, "--data", d, "--lr", "1e-3", "--min-lr", "1e-2"}, "--min-lr 0.01 is above --lr 0.001");
     check_error({"train", m, "--data", d, "--seq", "64", "--batch", "100", "--epochs", "1"},
