@@ -30,6 +30,11 @@ float parse_number(const std::string& option, const std::string& text, float min
     return value;
 }
 
+std::string shortest_text(float value) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
 Policy parse_policy(const std::string& spec) {
     try {
         return Policy::parse(spec);

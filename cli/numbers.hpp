@@ -13,6 +13,8 @@ namespace remat::cli {
 std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum);
 // A finite number >= minimum (> minimum when `exclusive`).
 float parse_number(const std::string& option, const std::string& text, float minimum, bool exclusive);
+// The shortest decimal that reads back as the same float: "0.003", "5e-05".
+std::string shortest_text(float value);
 // --checkpoint's value, a Policy::parse spec: "--checkpoint: unknown checkpoint policy 'most' (…)".
 Policy parse_policy(const std::string& spec);
 

@@ -1,7 +1,6 @@
 #include "cli/run_log.hpp"
 
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "cli/errors.hpp"
+#include "cli/numbers.hpp"
 #include "remat/hf/load.hpp"
 
 namespace remat::cli {
@@ -49,11 +49,7 @@ void RunLog::write(const StepRecord& r) {
     // Non-finite numbers are not JSON: they are written as null (a diverged step's loss).
     auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     // A float as the shortest decimal that reads back as it (3e-4, not 0.0003000000142492354).
-    auto shortest = [&](float v) {
-        char text[32];
-        const auto end = std::to_chars(text, text + sizeof text, v).ptr;
-        return number(std::strtod(std::string(text, end).c_str(), nullptr));
-    };
+    auto shortest = [&](float v) { return number(std::strtod(shortest_text(v).c_str(), nullptr)); };
     nlohmann::ordered_json j = {{"step", r.step},
                                 {"epoch", r.epoch},
                                 {"tokens", r.tokens},

@@ -49,11 +49,6 @@ constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenize
 // reported loss (--checkpoint: every policy gives the same gradients).
 constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every and --checkpoint";
 
-std::string exact(float v) {
-    char text[32];
-    return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
-}
-
 // The settings that decide what the run computes, as they are compared on resume.
 std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t seq,
                                                                        std::int64_t total_steps,
@@ -70,12 +65,12 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--batch", std::to_string(o.batch)},
             {"--accumulate", std::to_string(o.accumulate)},
             {"--steps", std::to_string(total_steps)},
-            {"--lr", exact(o.lr)},
+            {"--lr", shortest_text(o.lr)},
             {"--schedule", o.schedule},
             {"--warmup", std::to_string(o.warmup)},
-            {"--min-lr", exact(o.min_lr)},
-            {"--weight-decay", exact(o.weight_decay)},
-            {"--clip", exact(o.clip)},
+            {"--min-lr", shortest_text(o.min_lr)},
+            {"--weight-decay", shortest_text(o.weight_decay)},
+            {"--clip", shortest_text(o.clip)},
             {"--seed", std::to_string(o.seed)}};
 }
 
@@ -245,9 +240,8 @@ std::string status(std::int64_t step, std::int64_t total, double epoch, float lo
 
 int train(const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
-    if (o.schedule != "constant" && o.schedule != "linear" && o.schedule != "cosine")
-        throw Failure("--schedule must be constant, linear or cosine, got \"" + o.schedule + "\"");
-    if (o.min_lr > o.lr) throw Failure("--min-lr " + exact(o.min_lr) + " is above --lr " + exact(o.lr));
+    (void)schedule_of(o, 1);  // an unknown --schedule fails here, before any work
+    if (o.min_lr > o.lr) throw Failure("--min-lr " + shortest_text(o.min_lr) + " is above --lr " + shortest_text(o.lr));
     const Policy policy = parse_policy(o.checkpoint);
     const ModelFolder folder = trainable_folder(o.dir);
     const models::Summary config = folder.architecture->summary(folder.config_text);
