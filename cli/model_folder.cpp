@@ -25,7 +25,10 @@ ModelFolder inspect(const fs::path& dir) {
 std::unique_ptr<models::Model> load_model(const ModelFolder& folder, const Policy& policy,
                                           std::shared_ptr<Generator> dropout_rng, hf::LoadReport* report) {
     hf::LoadReport r;
-    auto model = models::load(*folder.architecture, folder.dir, policy, std::move(dropout_rng), &r);
+    // A budget or `auto` is planned once the model exists (cli/checkpoint_plan.hpp); until then every
+    // block is checkpointed.
+    auto model = models::load(*folder.architecture, folder.dir, policy.needs_planning() ? Policy::blocks() : policy,
+                              std::move(dropout_rng), &r);
     if (report)
         *report = std::move(r);
     else

@@ -8,6 +8,7 @@
 
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
+#include "cli/checkpoint_plan.hpp"
 #include "cli/errors.hpp"
 #include "cli/inputs.hpp"
 #include "cli/model_folder.hpp"
@@ -117,7 +118,7 @@ std::string classes_with_a_head() {
 }  // namespace
 
 int run(const RunOptions& options) {
-    const Policy policy = parse_policy(options.checkpoint);
+    const Policy requested = parse_policy(options.checkpoint);
     if (options.repeat < 1) throw Failure("--repeat must be at least 1, got " + std::to_string(options.repeat));
     check_writable(options.output);
     const ModelFolder folder = inspect(options.dir);
@@ -138,8 +139,21 @@ int run(const RunOptions& options) {
     const models::Inputs in{batch.input_ids, batch.attention_mask ? *batch.attention_mask : IdTensor(),
                             batch.token_type_ids ? *batch.token_type_ids : IdTensor()};
 
-    auto model = load_model(folder, policy);
+    auto model = load_model(folder, requested);
     model->set_training(false);
+    if (requested.needs_planning() && !labels)
+        throw Failure("--checkpoint " + requested.to_string() + " plans a training step, and " + options.input.string() +
+                      " has no labels for " + architecture.family + "'s loss");
+    // Profiled before the measured passes: stats.* leave the planning out.
+    std::size_t logits_bytes = 0;  // measure() keeps the logits through the backward, to write them out
+    const Policy policy = plan_checkpointing(
+        *model, requested,
+        [&] {
+            Var logits = model->logits(in);
+            logits_bytes = logits.value().size() * sizeof(float);
+            return model->loss(logits, *labels);
+        },
+        0, logits_bytes);
     const Measured m = measure(*model, in, labels, static_cast<std::size_t>(options.repeat));
     write_output(options, architecture, policy, *model, m);
     return exit_ok;
@@ -169,7 +183,8 @@ Command add_run_command(CLI::App& remat) {
         ->type_name("OUT");
     command->add_flag("--grads", f->options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
     command->add_option("--checkpoint", f->options.checkpoint,
-                        "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
+                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, budget:SIZE (a plan whose peak "
+                        "activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     add(command, "--repeat", f->repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");
     command->footer(

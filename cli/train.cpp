@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 
+#include "cli/checkpoint_plan.hpp"
 #include "cli/errors.hpp"
 #include "cli/flags.hpp"
 #include "cli/interrupt.hpp"
@@ -242,7 +243,7 @@ int train(const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
     (void)schedule_of(o, 1);  // an unknown --schedule fails here, before any work
     if (o.min_lr > o.lr) throw Failure("--min-lr " + shortest_text(o.min_lr) + " is above --lr " + shortest_text(o.lr));
-    const Policy policy = parse_policy(o.checkpoint);
+    const Policy requested = parse_policy(o.checkpoint);
     const ModelFolder folder = trainable_folder(o.dir);
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
@@ -281,7 +282,7 @@ int train(const TrainOptions& o) {
     if (weights.architecture != folder.architecture)
         throw Failure(resumed->string() + ": holds a " + weights.architecture->hf_class + ", " + o.dir.string() + " a " +
                       folder.architecture->hf_class);
-    std::unique_ptr<models::Model> model = load_model(weights, policy, dropout);
+    std::unique_ptr<models::Model> model = load_model(weights, requested, dropout);
     model->set_training(true);
     std::unique_ptr<models::Optimiser> optimiser =
         model->trainer_adamw(train::AdamW{.lr = o.lr, .weight_decay = o.weight_decay});
@@ -300,6 +301,21 @@ int train(const TrainOptions& o) {
         state.tokens = saved.tokens;
     }
     const auto schedule = schedule_of(o, total);
+    ad::Tape tape;  // the run's: the gradients profiling allocates are the ones training fills
+    const Policy policy = [&] {
+        if (!requested.needs_planning()) return requested;
+        ad::UseBackend use(tape);
+        train::RunState at = state;  // the first step's first micro-batch, the run's position untouched
+        WindowStream first(corpus, run, o.seed);
+        const auto in = objective.make(first.next(batch, at), {.seed = o.seed,
+                                                               .step = static_cast<std::uint64_t>(state.step + 1),
+                                                               .micro_batch = 0});
+        std::size_t reserve = 0;  // the step's sum of micro-batch gradients
+        if (accumulate > 1)
+            for (Param* p : model->parameters()) reserve += p->value.size() * sizeof(float);
+        return plan_checkpointing(*model, requested,
+                                  [&] { return model->loss(model->logits({.input_ids = in.input_ids}), in.labels); }, reserve);
+    }();
     for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
     std::optional<RunLog> log;
     if (o.log) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
@@ -335,7 +351,6 @@ int train(const TrainOptions& o) {
     };
 
     catch_interrupts();
-    ad::Tape tape;
     train::MicroBatches micro(model->parameters());
     WindowStream stream(corpus, run, o.seed);
     const std::int64_t first_step = state.step;
@@ -471,7 +486,8 @@ Command add_train_command(CLI::App& remat) {
     add(command, "--clip", f->clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
     add(command, "--seed", f->seed, "Seed of the windows' order and the dropout masks (default: 0)", "S");
     command->add_option("--checkpoint", f->options.checkpoint,
-                        "Checkpointing policy: none, blocks, every:K, sqrt or selective (default: none)")
+                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, budget:SIZE (the fastest plan whose "
+                        "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")->type_name("OUT");
     add(command, "--save-every", f->save_every, "Also save OUT/checkpoint-STEP every N steps, to resume from", "N");

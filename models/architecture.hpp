@@ -20,6 +20,7 @@
 #include "remat/checkpoint.hpp"
 #include "remat/core/random.hpp"
 #include "remat/hf/load.hpp"
+#include "remat/planning/profile.hpp"
 #include "remat/train/optimisers.hpp"
 
 namespace remat::models {
@@ -83,6 +84,11 @@ public:
     virtual std::vector<Param*> parameters() = 0;  // in named_parameters() order, without the paths
     virtual std::size_t count_parameters() = 0;
     virtual void set_training(bool training) = 0;  // nn::trainmode / nn::testmode
+    // Reconfigures the blocks' checkpointing in place (remat::set_policy): a plan made after loading.
+    virtual void set_policy(const Policy& policy) = 0;
+    // Profiles the step `loss` computes for planning (planning::profile_checkpointing).
+    virtual planning::Profile profile_checkpointing(const std::function<Var()>& loss,
+                                                    const planning::ProfileOptions& options = {}) = 0;
     // The head's output: logits (B, T, V); a base model's hidden states (B, T, C).
     virtual Var logits(const Inputs& in) = 0;
     // The architecture's own loss of logits against labels (ValueError for a base model).

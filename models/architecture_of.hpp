@@ -42,6 +42,11 @@ public:
     std::vector<Param*> parameters() override { return tree::parameters(model_); }
     std::size_t count_parameters() override { return tree::count_parameters(model_); }
     void set_training(bool training) override { training ? nn::trainmode(model_) : nn::testmode(model_); }
+    void set_policy(const Policy& policy) override { remat::set_policy(model_, policy); }
+    planning::Profile profile_checkpointing(const std::function<Var()>& loss,
+                                            const planning::ProfileOptions& options) override {
+        return planning::profile_checkpointing(model_, loss, options);
+    }
     Var logits(const Inputs& in) override { return Facts::logits(model_, in); }
     Var loss(const Var& logits, const IdTensor& labels) override {
         if constexpr (requires { model_.loss(logits, labels); })

@@ -20,10 +20,12 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <typeinfo>
 #include <vector>
 
 #include "remat/core/anchor.hpp"
 #include "remat/layers/layer.hpp"
+#include "remat/tree/parameters.hpp"
 #include "remat/tree/walk.hpp"
 
 namespace remat {
@@ -40,7 +42,20 @@ struct CheckpointOptions {
     bool active = true;
     ad::KindSet keep;         // selective: op kinds whose outputs are kept instead of recomputed
     std::size_t segment = 1;  // run_blocks: this block opens a segment of this many blocks; 0 = inside one
+    std::size_t index = 0;    // the block's place among the model's blocks (set_checkpointing's order)
 };
+
+namespace detail {
+// While a plan is being profiled (planning/profile.hpp), blocks report to this instead of running
+// checkpointed: the probe measures them on their real inputs. Null otherwise (one thread-local load).
+class BlockProbe {
+public:
+    virtual ~BlockProbe() = default;
+    // `run` is the block (with its extra arguments bound); returns what the model should go on with.
+    virtual Var block(std::size_t index, const std::string& kind, const Var& x, std::function<Var(const Var&)> run) = 0;
+};
+BlockProbe*& block_probe();
+}  // namespace detail
 
 // The generators and modes a recomputation must see as the forward saw them.
 class Snapshot {
@@ -93,6 +108,9 @@ public:
         std::vector<Generator::State> live_;
         std::vector<nn::Mode> modes_;
     };
+
+    // Puts every generator back where the snapshot found it (after work that must not draw from them).
+    void rewind() const;
 
 private:
     void add_generator(const std::shared_ptr<Generator>& g);
@@ -180,6 +198,10 @@ struct Checkpointed {
     // copied into the region.
     template <class... Extra>
     Var operator()(const Var& x, const Extra&... extra) {
+        if (detail::BlockProbe* probe = detail::block_probe(); probe && ad::current().recording())
+            return probe->block(options.index, probe_kind(x), x, [this, extra = std::make_tuple(extra...)](const Var& h) {
+                return std::apply([&](const auto&... e) { return inner(h, e...); }, extra);
+            });
         if (!options.active || !ad::current().recording()) return inner(x, extra...);
         return checkpoint_blocks<T>({anchor()}, options.keep, x,
                                     [extra = std::make_tuple(extra...)](const std::vector<T*>& blocks, const Var& h) {
@@ -194,6 +216,12 @@ struct Checkpointed {
     }
 
 private:
+    // Blocks of one kind cost the same: the same type, parameter count and input shape.
+    std::string probe_kind(const Var& x) {
+        return std::string(nn::detail::layer_name<T>()) + " " + to_string(x.shape()) + ", " +
+               std::to_string(tree::count_parameters(inner)) + " parameters|" + typeid(T).name();
+    }
+
     void detach() {
         if (anchor_) anchor_->at = nullptr;
         anchor_.reset();
@@ -216,7 +244,8 @@ Var run_blocks(std::vector<Block>& blocks, const std::string& name, Var x, const
     for (std::size_t i = 0; i < blocks.size();) {
         if constexpr (is_checkpointed<Block>) {
             const CheckpointOptions& o = blocks[i].options;
-            if (o.active && o.segment > 1 && i + o.segment <= blocks.size() && ad::current().recording()) {
+            if (o.active && o.segment > 1 && i + o.segment <= blocks.size() && ad::current().recording() &&
+                !detail::block_probe()) {
                 using Inner = decltype(blocks[i].inner);
                 std::vector<std::shared_ptr<const Anchor<Block>>> anchors;
                 for (std::size_t j = i; j < i + o.segment; ++j) anchors.push_back(blocks[j].anchor());
@@ -245,11 +274,13 @@ Var run_blocks(std::vector<Block>& blocks, const std::string& name, Var x, const
 
 // Policies, as ../docs/checkpointing.md defines them.
 struct Policy {
-    enum class Kind { none, blocks, every, sqrt, selective, predicate };
+    enum class Kind { none, blocks, every, sqrt, selective, predicate, plan, budget, fit_memory };
     Kind kind = Kind::blocks;
     std::size_t k = 1;
     // predicate(path, block index): checkpoint this block?
     std::function<bool(const std::string& path, std::size_t index)> predicate;
+    std::vector<CheckpointOptions> plan;  // Kind::plan: block i's options
+    std::size_t budget_bytes = 0;         // Kind::budget
 
     static Policy of(Kind kind) {
         Policy p;
@@ -262,7 +293,19 @@ struct Policy {
     static Policy sqrt() { return of(Kind::sqrt); }
     static Policy selective() { return of(Kind::selective); }
     static Policy when(std::function<bool(const std::string& path, std::size_t index)> predicate);
-    // "none", "blocks", "every:K", "sqrt", "selective"; anything else throws ValueError.
+    // Every block's options, one per block in set_checkpointing's order (what a planner returns).
+    static Policy planned(std::vector<CheckpointOptions> plan);
+    // Requests that planning/plan.hpp resolves into a plan: the least recomputation whose peak
+    // activation memory fits `bytes`, or fits the memory this process may still use. A model cannot
+    // be checkpointed by a request itself (ValueError): plan it first.
+    static Policy budget(std::size_t bytes);
+    static Policy fit_memory() { return of(Kind::fit_memory); }
+    bool needs_planning() const { return kind == Kind::budget || kind == Kind::fit_memory; }
+
+    // "none", "blocks", "every:K", "sqrt", "selective", "budget:SIZE" (SIZE as parse_memory_size
+    // reads it: 11GB, 4.5GiB), "auto" (fit_memory) and "plan:TEXT" (a plan as to_string writes it:
+    // counts and letters, n plain, s selective, c checkpointed, g a segment of that many blocks
+    // checkpointed as one — "plan:12n6c3g3g"); anything else throws ValueError.
     static Policy parse(const std::string& spec);
     std::string to_string() const;
 
@@ -275,10 +318,48 @@ struct Policy {
     static constexpr ad::KindSet selective_keep{ad::OpKind::attention, ad::OpKind::narrowing};
 };
 
-// The options of the index-th block (of n in its sequence) under a policy.
+// The options of the index-th block under a policy (segments of `sqrt` are set per sequence of
+// blocks, by set_policy).
 CheckpointOptions options_for(const Policy& policy, const std::string& path, std::size_t index);
 // Segment lengths of `sqrt` for n consecutive blocks: ceil(√n) segments, sizes differing by at most one.
 std::vector<std::size_t> sqrt_segments(std::size_t n);
+
+// Reconfigures, in place, a model whose blocks set_checkpointing has wrapped: every block's options
+// become the policy's (the type stays, so a plan chosen after the model exists needs no rebuild).
+// Blocks are numbered in the order a top-down walk meets them. A plan for another number of blocks
+// is a ValueError, and the model is left as it was.
+template <class Model>
+void set_policy(Model& model, const Policy& policy) {
+    std::vector<std::string> paths;
+    tree::visit(model, [&](auto& node, const std::string& path) {
+        if constexpr (is_checkpointed<tree::bare<decltype(node)>>) paths.push_back(path);
+    });
+    if (policy.kind == Policy::Kind::plan && policy.plan.size() != paths.size())
+        throw ValueError("checkpoint plan " + policy.to_string() + " is for " + std::to_string(policy.plan.size()) +
+                         " blocks; the model has " + std::to_string(paths.size()));
+    std::vector<CheckpointOptions> options;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        options.push_back(options_for(policy, paths[i], i));
+        options.back().index = i;
+    }
+    std::size_t index = 0;
+    tree::visit(model, [&](auto& node, const std::string&) {
+        using N = tree::bare<decltype(node)>;
+        if constexpr (is_checkpointed<N>) {
+            node.options = options[index++];
+        } else if constexpr (tree::is_vector<N>) {
+            if constexpr (is_checkpointed<typename N::value_type>) {
+                if (policy.kind == Policy::Kind::sqrt) {  // visited before its elements: they take these
+                    std::size_t i = index;
+                    for (std::size_t length : sqrt_segments(node.size())) {
+                        for (std::size_t j = 0; j < length; ++j) options[i + j].segment = j == 0 ? length : 0;
+                        i += length;
+                    }
+                }
+            }
+        }
+    });
+}
 
 // Wraps every block of the model in Checkpointed<T> (a postwalk), configured by the policy. The
 // model is moved through, never copied; its type becomes Model<…Checkpointed<Block>…> whatever
@@ -286,28 +367,25 @@ std::vector<std::size_t> sqrt_segments(std::size_t n);
 template <class Model>
 auto set_checkpointing(Model&& model, const Policy& policy = Policy::blocks()) {
     static_assert(std::is_rvalue_reference_v<Model&&>, "set_checkpointing moves the model: pass it with std::move");
-    std::size_t index = 0;
-    return tree::postwalk(
-        [&](auto&& node, const std::string& path) {
+    if (policy.needs_planning()) (void)options_for(policy, "", 0);  // throws, before the model is moved
+    if (policy.kind == Policy::Kind::plan) {
+        std::size_t blocks = 0;
+        tree::visit(model, [&](auto& node, const std::string&) { blocks += checkpoint_candidate<tree::bare<decltype(node)>>; });
+        if (blocks != policy.plan.size())
+            throw ValueError("checkpoint plan " + policy.to_string() + " is for " + std::to_string(policy.plan.size()) +
+                             " blocks; the model has " + std::to_string(blocks));
+    }
+    auto wrapped = tree::postwalk(
+        [&](auto&& node) {
             using N = tree::bare<decltype(node)>;
-            if constexpr (checkpoint_candidate<N>) {
-                return Checkpointed<N>{std::move(node), options_for(policy, path, index++)};
-            } else if constexpr (tree::is_vector<N>) {
-                if constexpr (is_checkpointed<typename N::value_type>) {
-                    if (policy.kind == Policy::Kind::sqrt) {
-                        std::size_t i = 0;
-                        for (std::size_t length : sqrt_segments(node.size())) {
-                            for (std::size_t j = 0; j < length; ++j) node[i + j].options.segment = j == 0 ? length : 0;
-                            i += length;
-                        }
-                    }
-                }
+            if constexpr (checkpoint_candidate<N>)
+                return Checkpointed<N>{std::move(node)};
+            else
                 return std::move(node);
-            } else {
-                return std::move(node);
-            }
         },
         std::move(model));
+    set_policy(wrapped, policy);
+    return wrapped;
 }
 
 // Undoes set_checkpointing: every Checkpointed<T> becomes its T again.

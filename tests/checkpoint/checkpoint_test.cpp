@@ -404,7 +404,7 @@ TEST_CASE("policies") {
     CHECK(Policy::parse("sqrt").to_string() == "sqrt");
     CHECK_THROWS_WITH_AS(Policy::parse("every:0"), "checkpoint policy every:K needs K ≥ 1", ValueError);
     CHECK_THROWS_WITH_AS(Policy::parse("often"),
-                         "unknown checkpoint policy 'often' (expected none, blocks, every:K, sqrt or selective)", ValueError);
+                         "unknown checkpoint policy 'often' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)", ValueError);
     CHECK(sqrt_segments(12) == std::vector<std::size_t>{3, 3, 3, 3});
     CHECK(sqrt_segments(10) == std::vector<std::size_t>{3, 3, 2, 2});
     CHECK(sqrt_segments(1) == std::vector<std::size_t>{1});

@@ -24,6 +24,7 @@
 
 // fixtures, scratch(), read_text, write_text, Result, run_remat, check_error, has_line, write_ids, ids_of
 #include "tests/cli/run_remat.hpp"
+#include "tests/support/same_bits.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -289,6 +290,37 @@ TEST_CASE("run: checkpointing lowers the measured peak activation memory") {
     CHECK(peak["sqrt"] < peak["none"]);
     CHECK(peak["selective"] < peak["none"]);
     CHECK(peak["blocks"] <= peak["selective"]);
+
+    SUBCASE("--checkpoint budget:SIZE plans within the budget; gradients as none's") {
+        const auto budget = static_cast<std::size_t>((peak["blocks"] + peak["none"]) / 2);
+        const fs::path out = scratch() / "deep-budget.safetensors";
+        const std::string spec = "budget:" + std::to_string(budget) + "B";
+        const Result r = run_remat({"run", dir.string(), "-i", in.string(), "-o", out.string(), "--checkpoint", spec, "--grads"});
+        REQUIRE(r.code == 0);
+        CHECK(r.out.rfind("checkpointing " + spec + ": plan:", 0) == 0);
+        const auto planned = hf::SafetensorsFile::open(out), none = hf::SafetensorsFile::open(scratch() / "deep-none.safetensors");
+        CHECK(scalar_f64(planned, "stats.peak_activation_bytes") <= static_cast<double>(budget));
+        CHECK(scalar_f64(planned, "stats.peak_activation_bytes") < peak["none"]);
+        for (const std::string name : {"grad.transformer.h.0.attn.c_attn.weight", "grad.transformer.wte.weight"})
+            CHECK(test::same_bits(planned.read_float(*planned.find(name)), none.read_float(*none.find(name))));
+    }
+    SUBCASE("--checkpoint auto fits the memory left: with 24 GiB, no recomputation") {
+        const fs::path out = scratch() / "deep-auto.safetensors";
+        const Result r = run_remat({"run", dir.string(), "-i", in.string(), "-o", out.string(), "--checkpoint", "auto"});
+        REQUIRE(r.code == 0);
+        CHECK(r.out.rfind("checkpointing auto: ", 0) == 0);
+        CHECK(r.out.find("plan:8n (blocks 0-7 plain)") != std::string::npos);
+    }
+    SUBCASE("a budget nothing fits names the smallest that does") {
+        const Result r = run_remat({"run", dir.string(), "-i", in.string(), "-o", (scratch() / "x.safetensors").string(),
+                                    "--checkpoint", "budget:1KB"});
+        CHECK(r.code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("error: --checkpoint budget:1KB: no checkpointing plan fits 1000 bytes of activations for this "
+                          "model and batch; the smallest that fits is ", 0) == 0);
+        CHECK(r.err.find("(budget:") != std::string::npos);
+        CHECK(!fs::exists(scratch() / "x.safetensors"));
+    }
 }
 
 TEST_CASE("run: every bad input is one error line and exit code 2") {
@@ -381,7 +413,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
     }
     SUBCASE("the options") {
         check_error(run(gpt2_dir, good, {"--checkpoint", "most"}),
-                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt or selective)");
+                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
         check_error(run(gpt2_dir, good, {"--checkpoint", "every:0"}), "--checkpoint: checkpoint policy every:K needs K ≥ 1");
         check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be a whole number of at least 1, got \"0\"");
     }
@@ -611,7 +643,7 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         check_error({"train", m, "--data", data.string(), "--lr", "nan"}, "--lr must be a number above 0, got \"nan\"");
         check_error({"train", m, "--data", data.string(), "--steps", "-3"}, "--steps must be a whole number of at least 1, got \"-3\"");
         check_error({"train", m, "--data", data.string(), "--checkpoint", "most"},
-                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt or selective)");
+                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
         check_error({"train", m}, "--data is required (see remat train --help)");
         write_text(s / "a-file", "x");
         const fs::path under_file = s / "a-file" / "out";

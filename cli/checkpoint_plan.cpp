@@ -1,0 +1,68 @@
+#include "cli/checkpoint_plan.hpp"
+
+#include <cstdio>
+
+#include "cli/errors.hpp"
+#include "cli/training.hpp"
+#include "remat/ad/tape.hpp"
+#include "remat/core/memory.hpp"
+#include "remat/core/memory_size.hpp"
+#include "remat/planning/memory_limit.hpp"
+#include "remat/planning/plan.hpp"
+
+namespace remat::cli {
+
+namespace {
+
+// Gradients the first step will allocate: those the tape holds no buffer for yet.
+std::size_t gradients_to_come(models::Model& model) {
+    auto* tape = dynamic_cast<ad::Tape*>(&ad::current());
+    std::size_t bytes = 0;
+    for (Param* p : model.parameters())
+        if (!tape || !tape->grad(p->value)) bytes += p->value.size() * sizeof(float);
+    return bytes;
+}
+
+// A budget a user can pass back: whole MiB, rounded up.
+std::string budget_flag(std::size_t bytes) {
+    const std::size_t mib = std::size_t{1} << 20;
+    return "budget:" + memory_size_text((bytes + mib - 1) / mib * mib);
+}
+
+}  // namespace
+
+Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
+                          std::size_t reserve, const std::size_t& kept) {
+    if (!requested.needs_planning()) return requested;
+    const planning::Profile profile = model.profile_checkpointing(loss);
+    std::size_t budget = requested.budget_bytes;
+    std::string why = requested.to_string();
+    if (requested.kind == Policy::Kind::fit_memory) {
+        memory::release_cached();  // profiling's freed blocks are no part of what the process holds
+        const planning::MemoryLimit limit = planning::memory_limit();
+        const std::size_t reserved = reserve + gradients_to_come(model);
+        budget = planning::activation_budget(limit, reserved);
+        why = "auto: " + format_bytes(budget) + " for activations (limit " + format_bytes(limit.limit) + " from " +
+              limit.source + ", resident " + format_bytes(limit.resident) + ", reserved " + format_bytes(reserved) +
+              ", margin " + format_bytes(planning::memory_margin(limit.limit)) + ")";
+    }
+    const auto plan = planning::plan_checkpointing(profile, budget > kept ? budget - kept : 0);
+    if (!plan) {
+        const std::size_t least = planning::smallest_budget(profile) + kept;
+        if (requested.kind == Policy::Kind::fit_memory)
+            throw Failure("--checkpoint " + why + ": less than the smallest plan needs, " + format_bytes(least) +
+                          "; free memory, or lower --batch or --seq");
+        throw Failure("--checkpoint " + requested.to_string() + ": no checkpointing plan fits " + format_bytes(budget) +
+                      " of activations for this model and batch; the smallest that fits is " + format_bytes(least) + " (" +
+                      budget_flag(least) + ")");
+    }
+    model.set_policy(*plan);
+    const planning::Prediction p = planning::predict(profile, *plan), none = planning::predict(profile, Policy::none());
+    std::printf("checkpointing %s: %s (%s), predicted peak activation %s, %.2fx the time of none; profiled in %.1f s\n",
+                why.c_str(), plan->to_string().c_str(), planning::describe(profile, plan->plan).c_str(),
+                format_bytes(p.peak + kept).c_str(), p.seconds / none.seconds, profile.profiling_seconds);
+    std::fflush(stdout);
+    return *plan;
+}
+
+}  // namespace remat::cli

@@ -1,0 +1,21 @@
+#pragma once
+// --checkpoint budget:SIZE and auto: the plan for this model and batch (remat/planning/plan.hpp),
+// made once the model (and the optimiser, for train) exists.
+#include <cstddef>
+#include <functional>
+
+#include "models/architecture.hpp"
+
+namespace remat::cli {
+
+// For a request (Policy::needs_planning), profiles the step `loss` computes on the current tape,
+// plans, sets the plan on the model and prints one line saying what it chose; returns the plan. Any
+// other policy comes back as it is. `reserve`: bytes the command will still allocate besides
+// activations and the gradients not yet allocated (which are counted here), e.g. an accumulation
+// buffer. `kept` (read once profiling has run `loss`): bytes the command holds through the step's
+// backward besides what the step holds itself (`run` keeps the logits to write them out); the plan
+// leaves room for them. Failure when nothing fits, naming the smallest budget that would.
+Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
+                          std::size_t reserve = 0, const std::size_t& kept = 0);
+
+}  // namespace remat::cli
