@@ -23,10 +23,10 @@ std::size_t gradients_to_come(models::Model& model) {
     return bytes;
 }
 
-// A budget a user can pass back: whole MiB, rounded up.
+// A budget a user can pass back, rounded up: to whole MiB from 64 MiB on, else to whole KiB.
 std::string budget_flag(std::size_t bytes) {
-    const std::size_t mib = std::size_t{1} << 20;
-    return "budget:" + memory_size_text((bytes + mib - 1) / mib * mib);
+    const std::size_t unit = bytes >= (std::size_t{64} << 20) ? std::size_t{1} << 20 : std::size_t{1} << 10;
+    return "budget:" + memory_size_text((bytes + unit - 1) / unit * unit);
 }
 
 }  // namespace

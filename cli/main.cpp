@@ -11,6 +11,7 @@
 #include "cli/flags.hpp"
 #include "cli/info.hpp"
 #include "cli/init.hpp"
+#include "cli/plan.hpp"
 #include "cli/plot.hpp"
 #include "cli/run.hpp"
 #include "cli/train.hpp"
@@ -46,7 +47,7 @@ int main_with_exceptions(int argc, char** argv) {
 
     const std::vector<Command> commands = {add_init_command(app),  add_train_command(app), add_demo_command(app),
                                            add_info_command(app), add_run_command(app),   add_encode_command(app),
-                                           add_plot_command(app)};
+                                           add_plot_command(app),  add_plan_command(app)};
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());
 

@@ -123,7 +123,7 @@ TEST_CASE("help and usage") {
     CHECK(r.code == 0);
     for (const char* flag : {"--input", "--out", "--grads", "--checkpoint", "--repeat"}) CHECK(r.out.find(flag) != std::string::npos);
 
-    check_error({"bogus"}, "unknown command \"bogus\" (the commands are init, train, demo, info, run, encode and plot; see remat --help)");
+    check_error({"bogus"}, "unknown command \"bogus\" (the commands are init, train, demo, info, run, encode, plot and plan; see remat --help)");
     check_error({"--bogus"}, "The following argument was not expected: --bogus (see remat --help)");
     check_error({"info"}, "PATH is required (see remat info --help)");
     check_error({"run"}, "DIR is required (see remat run --help)");
@@ -596,6 +596,13 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         REQUIRE(blocks.code == 0);
         CHECK(lines_of(blocks.out)[0].find("checkpointing blocks") != std::string::npos);
         CHECK(file_bytes(s / "blocks" / "model.safetensors") == file_bytes(s / "out" / "model.safetensors"));
+        // A plan for a budget, with accumulation: the same bits as none with accumulation.
+        const Result planned = train(s / "planned", {"--checkpoint", "budget:300KiB", "--accumulate", "2"});
+        CAPTURE(planned.out);
+        REQUIRE(planned.code == 0);
+        CHECK(lines_of(planned.out)[0].rfind("checkpointing budget:300KiB: plan:", 0) == 0);
+        REQUIRE(train(s / "accumulated", {"--accumulate", "2"}).code == 0);
+        CHECK(file_bytes(s / "planned" / "model.safetensors") == file_bytes(s / "accumulated" / "model.safetensors"));
         REQUIRE(train(s / "seed", {"--seed", "3"}).code == 0);
         CHECK(file_bytes(s / "seed" / "model.safetensors") != file_bytes(s / "out" / "model.safetensors"));
     }
@@ -792,4 +799,29 @@ TEST_CASE("the help lists the architectures of the table") {
     CHECK(!has(init, bert_base));
     CHECK(has(init, "--arch ARCH REQUIRED        The model_type: gpt2 (GPT2LMHeadModel), bert (BertForMaskedLM)"));
     CHECK(has(init, "n_layer (gpt2), num_hidden_layers (bert); default: 12 (gpt2), 12 (bert)"));
+}
+
+TEST_CASE("plan: every policy predicted and measured, the plan for a budget") {
+    const fs::path model = tiny_gpt2("plan/model");
+    const Result r = run_remat({"plan", model.string(), "--batch", "2", "--seq", "32", "--budget", "1MB", "--rounds", "1"});
+    CAPTURE(r.out);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() >= 14);
+    CHECK(lines[0] == "model: " + model.string() + " (GPT2LMHeadModel, 35712 parameters), batch 2 x 32 tokens, training mode");
+    CHECK(lines[1].rfind("profiled in ", 0) == 0);
+    CHECK(lines[3].rfind("policy", 0) == 0);
+    for (const char* policy : {"none", "blocks", "every:2", "every:3", "every:4", "sqrt", "selective", "plan"})
+        CHECK(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+                  return l.rfind(std::string(policy) + " ", 0) == 0 && l.find("(does not fit)") == std::string::npos &&
+                         l.rfind("plan for ", 0) != 0;
+              }) == 1);
+    CHECK(r.out.find("\nplan for budget:1MB: plan:") != std::string::npos);
+    const Result none_fits = run_remat({"plan", model.string(), "--batch", "2", "--seq", "32", "--budget", "1KB", "--rounds", "1"});
+    REQUIRE(none_fits.code == 0);
+    CHECK(none_fits.out.find("\nno plan fits budget:1KB; the smallest budget that fits is ") != std::string::npos);
+    check_error({"plan", model.string(), "--budget", "lots"},
+                "--budget: memory size \"lots\": no number (expected a number and a unit: B, KB, MB, GB, TB or KiB, MiB, "
+                "GiB, TiB, as in 11GB or 4.5GiB)");
 }
