@@ -2,7 +2,8 @@
 // command per line, so that an orchestrator (bench/compare.py) can interleave remat's steps with
 // another framework's (A B A B …) and compare them in one run.
 //
-//   build/bench/gpt2_step tiny|small|deep [policy …]     policies default to: none
+//   build/bench/gpt2_step tiny|small|deep [policy …]     policies default to: none; budget:SIZE and
+//                                                         auto are planned at start (the plan on stderr)
 //
 // Commands (one reply line each, flushed):
 //   params        → "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
@@ -28,6 +29,8 @@
 #include "models/gpt2/gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
+#include "remat/planning/memory_limit.hpp"
+#include "remat/planning/plan.hpp"
 #include "remat/tree/parameters.hpp"
 
 using namespace remat;
@@ -97,9 +100,27 @@ int main(int argc, char** argv) {
     };
     for (const std::string& spec : specs) {
         Generator init(1);  // the same weights for every policy
-        Model& m = models.emplace(spec, set_checkpointing(gpt2::create(config, init), Policy::parse(spec))).first->second;
+        const Policy policy = Policy::parse(spec);
+        Model& m = models.emplace(spec, set_checkpointing(gpt2::create(config, init),
+                                                          policy.needs_planning() ? Policy::blocks() : policy))
+                       .first->second;
         nn::testmode(m);
         step(m);  // allocates every parameter gradient, so steps measure activations only
+        if (policy.needs_planning()) {  // budget:SIZE or auto: planned here, before any timed step
+            const planning::Profile profile = planning::profile_checkpointing(m, [&] { return m.loss(m(ids), ids); });
+            const std::size_t budget = policy.kind == Policy::Kind::budget
+                                           ? policy.budget_bytes
+                                           : planning::activation_budget(planning::memory_limit(), 0);
+            const auto plan = planning::plan_checkpointing(profile, budget);
+            if (!plan) {
+                std::fprintf(stderr, "%s: no plan fits; the smallest budget is %zu bytes\n", spec.c_str(),
+                             planning::smallest_budget(profile));
+                return 2;
+            }
+            set_policy(m, *plan);
+            std::fprintf(stderr, "%s: %s (profiled in %.1f s)\n", spec.c_str(), plan->to_string().c_str(),
+                         profile.profiling_seconds);
+        }
     }
 
     std::string line;

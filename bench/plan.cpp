@@ -142,12 +142,19 @@ int main(int argc, char** argv) {
 
     std::printf("GPT-2 %s (L%zu C%zu H%zu V%zu T%zu B%zu), median of %d rounds; profiled in %.1f s\n", bench->name, bench->L,
                 bench->C, bench->H, bench->V, bench->T, bench->B, rounds, profile.profiling_seconds);
+    for (const planning::BlockCost& c : profile.costs)
+        std::printf("profile: %s: plain %.2f ms, selective %.2f ms, checkpointed %.2f ms (forward + backward, alone); "
+                    "the rest of the step %.1f ms\n",
+                    c.kind.c_str(), c[planning::Option::plain].seconds * 1e3, c[planning::Option::selective].seconds * 1e3,
+                    c[planning::Option::checkpointed].seconds * 1e3, profile.rest_seconds * 1e3);
     const double none_ms = entries[0].median();
-    std::printf("%-10s %-24s %10s %10s %9s %7s %10s\n", "", "policy", "predicted", "measured", "ms/step", "time×", "gradients");
+    std::printf("%-10s %-24s %10s %10s %9s %7s %10s %10s\n", "", "policy", "predicted", "measured", "ms/step", "time×",
+                "predicted", "gradients");
+    const double none_predicted = planning::predict(profile, Policy::none()).seconds;
     for (const Entry& e : entries)
-        std::printf("%-10s %-24s %9.1fM %9.1fM %9.1f %7.3f %10s\n", e.budget ? e.name.c_str() : "fixed",
+        std::printf("%-10s %-24s %9.1fM %9.1fM %9.1f %7.3f %10.3f %10s\n", e.budget ? e.name.c_str() : "fixed",
                     e.policy.to_string().c_str(), e.predicted / 1e6, e.peak / 1e6, e.median(), e.median() / none_ms,
-                    e.identical ? "bitwise =" : "DIFFER");
+                    planning::predict(profile, e.policy).seconds / none_predicted, e.identical ? "bitwise =" : "DIFFER");
     std::printf("\n%-10s %10s %10s %9s   %-24s %10s %9s %8s\n", "budget", "MB", "plan MB", "plan ms", "best fixed that fits",
                 "its MB", "its ms", "plan/it");
     for (const Entry& e : entries) {
@@ -155,10 +162,14 @@ int main(int argc, char** argv) {
         const Entry* best = nullptr;
         for (const Entry& f : entries)
             if (!f.budget && f.peak <= e.budget && (!best || f.median() < best->median())) best = &f;
-        std::printf("%-10s %10.1f %10.1f %9.1f   %-24s %10.1f %9.1f %8.3f%s\n", e.name.c_str(), e.budget / 1e6, e.peak / 1e6,
+        std::string same;  // a plan that is a fixed policy's options, measured twice: the difference is noise
+        for (const Entry& f : entries)
+            if (!f.budget && Policy::planned(planning::options_of(profile, f.policy)).to_string() == e.policy.to_string())
+                same = "  (the plan is " + f.name + ")";
+        std::printf("%-10s %10.1f %10.1f %9.1f   %-24s %10.1f %9.1f %8.3f%s%s\n", e.name.c_str(), e.budget / 1e6, e.peak / 1e6,
                     e.median(), best ? best->name.c_str() : "(none fits)", best ? best->peak / 1e6 : 0.0,
                     best ? best->median() : 0.0, best ? e.median() / best->median() : 0.0,
-                    e.peak <= e.budget ? "" : "  OVER BUDGET");
+                    e.peak <= e.budget ? "" : "  OVER BUDGET", same.c_str());
     }
     if (!json.empty()) {
         std::ofstream out(json);
