@@ -14,15 +14,6 @@ namespace remat::cli {
 
 namespace {
 
-// Gradients the first step will allocate: those the tape holds no buffer for yet.
-std::size_t gradients_to_come(models::Model& model) {
-    auto* tape = dynamic_cast<ad::Tape*>(&ad::current());
-    std::size_t bytes = 0;
-    for (Param* p : model.parameters())
-        if (!tape || !tape->grad(p->value)) bytes += p->value.size() * sizeof(float);
-    return bytes;
-}
-
 // A budget a user can pass back, rounded up: to whole MiB from 64 MiB on, else to whole KiB.
 std::string budget_flag(std::size_t bytes) {
     const std::size_t unit = bytes >= (std::size_t{64} << 20) ? std::size_t{1} << 20 : std::size_t{1} << 10;
@@ -30,6 +21,14 @@ std::string budget_flag(std::size_t bytes) {
 }
 
 }  // namespace
+
+std::size_t gradients_to_come(models::Model& model) {
+    auto* tape = dynamic_cast<ad::Tape*>(&ad::current());
+    std::size_t bytes = 0;
+    for (Param* p : model.parameters())
+        if (!tape || !tape->grad(p->value)) bytes += p->value.size() * sizeof(float);
+    return bytes;
+}
 
 Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
                           std::size_t reserve, const std::size_t& kept) {

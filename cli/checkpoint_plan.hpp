@@ -15,6 +15,9 @@ namespace remat::cli {
 // buffer. `kept` (read once profiling has run `loss`): bytes the command holds through the step's
 // backward besides what the step holds itself (`run` keeps the logits to write them out); the plan
 // leaves room for them. Failure when nothing fits, naming the smallest budget that would.
+// Bytes of the gradients the model's first step will allocate: those the current tape has no buffer for.
+std::size_t gradients_to_come(models::Model& model);
+
 Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
                           std::size_t reserve = 0, const std::size_t& kept = 0);
 

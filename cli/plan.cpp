@@ -65,10 +65,7 @@ int plan(const PlanOptions& o) {
                 profile.costs[0].kind.c_str(), format_bytes(profile.stem_peak).c_str(), format_bytes(profile.head_peak).c_str());
 
     memory::release_cached();
-    std::size_t to_come = 0;  // gradients the first measured step allocates
-    for (Param* p : model->parameters())
-        if (!tape.grad(p->value)) to_come += p->value.size() * sizeof(float);
-    const std::size_t room = planning::activation_budget(planning::memory_limit(), to_come);
+    const std::size_t room = planning::activation_budget(planning::memory_limit(), gradients_to_come(*model));
     const std::size_t budget = o.budget.value_or(room);
     std::vector<Row> rows;
     for (const char* fixed : {"none", "blocks", "every:2", "every:3", "every:4", "sqrt", "selective"})

@@ -37,8 +37,7 @@ struct Seen {
 // so the head, the loss and the embeddings' backward run as in a real step.
 class Probe final : public remat::detail::BlockProbe {
 public:
-    void start(bool measured) {
-        measured_ = measured;
+    void start() {
         first_ = true;
         block_seconds_ = 0;
         indices_.clear();
@@ -90,7 +89,7 @@ public:
     const std::map<std::string, std::size_t>& kinds() const { return kinds_; }
 
 private:
-    bool measured_ = false, first_ = true;
+    bool first_ = true;
     std::size_t base_ = 0, stem_peak_ = 0, stem_retained_ = 0;
     double block_seconds_ = 0;
     std::vector<std::size_t> indices_, blocks_;
@@ -170,7 +169,7 @@ Profile profile(const std::function<Var()>& loss, const ProfileOptions& options)
     for (int pass = 0; pass < 2; ++pass) {
         ad::GradMode enabled(true);
         ProbeScope scope(probe);
-        probe.start(pass == 1);
+        probe.start();
         const auto t0 = Clock::now();
         Var l = loss();
         tape->backward(l);
