@@ -9,10 +9,20 @@
 #include <string>
 
 #include "cli/errors.hpp"
+#include "remat/core/in_quotes.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::cli::plotting {
 
 namespace {
+
+// A value for a message: scalars as written, cut short and escaped; containers by kind.
+std::string shown(const nlohmann::json& v) {
+    if (v.is_array()) return "an array";
+    if (v.is_object()) return "an object";
+    if (v.is_string()) return in_quotes(v.get<std::string>(), 80);
+    return v.dump();
+}
 
 struct LineReader {
     const std::string& file;
@@ -28,7 +38,7 @@ struct LineReader {
         if (it == entry.end() || it->is_null()) return std::nullopt;
         if (whole ? !it->is_number_integer() : !it->is_number())
             fail(std::string(": \"") + key + "\" must be " + (whole ? "a whole number" : "a number") + ", got " +
-                 it->dump());
+                 shown(*it));
         return it->get<double>();
     }
 };
@@ -49,8 +59,8 @@ RunLog read_log(const std::filesystem::path& path) {
         const LineReader line{file, number};
         nlohmann::json entry;
         try {
-            entry = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
+            entry = strict_json::parse<nlohmann::json>(text, file);
+        } catch (const strict_json::Error& e) {
             // nlohmann counts the end of the input as one more column: a cut-off line (a run killed mid-write).
             if (e.byte > text.size()) {
                 // The last line of a log still being written (no newline yet): left out, with a warning.
@@ -60,6 +70,7 @@ RunLog read_log(const std::filesystem::path& path) {
                 }
                 line.fail(" is not valid JSON (it ends early)");
             }
+            if (e.byte == 0) line.fail(" is not valid JSON (" + e.message().substr(file.size() + 2) + ")");
             line.fail(" is not valid JSON (column " + std::to_string(e.byte) + ")");
         }
         if (!entry.is_object()) line.fail(" is not a JSON object");

@@ -11,6 +11,7 @@
 #include "cli/errors.hpp"
 #include "cli/numbers.hpp"
 #include "remat/hf/load.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::cli {
 
@@ -22,8 +23,13 @@ std::string entries_up_to(const std::filesystem::path& path, std::int64_t last) 
     std::ifstream in(path, std::ios::binary);
     std::string kept, line;
     while (std::getline(in, line)) {
-        const auto j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) continue;
+        nlohmann::json j;
+        try {
+            j = strict_json::parse<nlohmann::json>(line, path.string());
+        } catch (const FormatError&) {
+            continue;
+        }
+        if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) continue;
         if (j["step"].get<std::int64_t>() <= last) kept += line + "\n";
     }
     return kept;

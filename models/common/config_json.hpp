@@ -8,6 +8,7 @@
 
 #include "remat/core/error.hpp"
 #include "remat/core/files.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::config_json {
 
@@ -27,13 +28,14 @@ inline std::string shown(const json& v) {
     return s;
 }
 
-// The parsed object, or ValueError "<source>: not valid JSON (…)" / "expected a JSON object".
+// The parsed object (strict_json: no duplicate keys, nothing after it, nesting bounded), or
+// ValueError "<source>: not valid JSON: …" / "duplicate key …" / "expected a JSON object".
 inline json parse_object(const std::string& text, const std::string& source) {
     json j;
     try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
-        throw ValueError(source + ": not valid JSON (" + std::string(e.what()) + ")");
+        j = strict_json::parse<json>(text, source);
+    } catch (const FormatError& e) {
+        throw ValueError(e.message());
     }
     if (!j.is_object()) throw ValueError(source + ": expected a JSON object");
     return j;

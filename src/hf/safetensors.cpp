@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/strict_json.hpp"
+
 #include "atomic_file.hpp"
 #include "conversions.hpp"
 #include "remat/core/in_quotes.hpp"
@@ -139,105 +141,6 @@ std::size_t invalid_utf8_at(std::string_view s) {
 
 // ------------------------------------------------------------------------------------- JSON header
 
-// Builds the header as ordered JSON from nlohmann's SAX events, rejecting duplicate keys at every level
-// (nlohmann's own parser silently keeps the last). A valid header nests 3 deep; containers beyond
-// max_depth are kept as empty placeholders, so a hostile "[[[[…" cannot overflow the stack in the
-// (recursive) dump or destructor, while validation still reports the value as malformed.
-class HeaderParser final : public nlohmann::json_sax<Json> {
-public:
-    Json root;
-    std::string error;  // why parsing stopped, without the path
-
-    bool null() override { return put(Json(nullptr)); }
-    bool boolean(bool v) override { return put(Json(v)); }
-    bool number_integer(number_integer_t v) override { return put(Json(v)); }
-    bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
-    bool number_float(number_float_t v, const string_t&) override { return put(Json(v)); }
-    bool string(string_t& v) override { return put(Json(std::move(v))); }
-    bool binary(binary_t&) override { return put(Json(nullptr)); }  // not produced by the JSON parser
-
-    bool start_object(std::size_t) override { return open(Json::object()); }
-    bool start_array(std::size_t) override { return open(Json::array()); }
-    bool end_object() override { return close(); }
-    bool end_array() override { return close(); }
-
-    bool key(string_t& k) override {
-        if (skipping_ > 0) return true;
-        Open& object = open_.back();
-        if (!object.keys.insert(k).second) {
-            if (open_.size() == 1)
-                error = k == "__metadata__" ? "duplicate key \"__metadata__\"" : "duplicate tensor name " + in_quotes(k);
-            else
-                error = context() + ": duplicate key " + in_quotes(k);
-            return false;
-        }
-        if (open_.size() == 1) top_key_ = k;
-        key_ = std::move(k);
-        return true;
-    }
-
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
-        if (auto bracket = what.find("] "); what.starts_with("[json.exception.") && bracket != std::string::npos)
-            what.erase(0, bracket + 2);
-        error = "header is not valid JSON: " + what;
-        return false;
-    }
-
-private:
-    static constexpr std::size_t max_depth = 16;
-
-    struct Open {
-        Json* value;
-        std::unordered_set<std::string> keys;  // of an object, for duplicate detection
-    };
-    std::vector<Open> open_;
-    std::size_t skipping_ = 0;  // depth within a container beyond max_depth
-    std::string key_, top_key_;
-
-    std::string context() const {
-        return top_key_ == "__metadata__" ? std::string("__metadata__") : tensor_label(top_key_);
-    }
-
-    // Appends v to the innermost open container (or makes it the root) and returns where it lives. The
-    // address stays valid while v is open: its parent gets no new member until v is closed.
-    Json* insert(Json v) {
-        if (open_.empty()) {
-            root = std::move(v);
-            return &root;
-        }
-        Json& parent = *open_.back().value;
-        if (parent.is_array()) {
-            auto& elements = parent.get_ref<Json::array_t&>();
-            elements.push_back(std::move(v));
-            return &elements.back();
-        }
-        // ordered_map's own insert searches linearly; keys are already known to be unique.
-        auto& members = static_cast<Json::object_t::Container&>(parent.get_ref<Json::object_t&>());
-        members.emplace_back(std::move(key_), std::move(v));
-        return &members.back().second;
-    }
-    bool put(Json v) {
-        if (skipping_ == 0) insert(std::move(v));
-        return true;
-    }
-    bool open(Json container) {
-        if (skipping_ > 0 || open_.size() == max_depth) {
-            if (skipping_++ == 0) insert(std::move(container));  // an empty placeholder
-            return true;
-        }
-        open_.push_back({insert(std::move(container)), {}});
-        return true;
-    }
-    bool close() {
-        if (skipping_ > 0)
-            --skipping_;
-        else
-            open_.pop_back();
-        return true;
-    }
-};
-
 std::optional<std::size_t> as_size(const Json& v) {
     if (!v.is_number_unsigned()) return std::nullopt;  // negative integers are number_integer
     const auto u = v.get<std::uint64_t>();
@@ -333,16 +236,15 @@ Header parse_header(std::string_view text, std::size_t data_size) {
         throw Invalid("header is not valid UTF-8 (byte " + std::to_string(bad) + " of the header)");
     if (!text.starts_with('{')) throw Invalid("header does not start with '{' (the top level must be a JSON object)");
 
-    // JSON allows no raw NUL anywhere, but nlohmann's lexer takes one for the end of the input and would
-    // accept "{}\0<anything>".
-    if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
-        throw Invalid("header is not valid JSON: NUL byte at offset " + std::to_string(nul) + " (padding must be spaces)");
-    HeaderParser parser;
-    if (!Json::sax_parse(text.begin(), text.end(), &parser, Json::input_format_t::json, true, false))
-        throw Invalid(parser.error);
+    Json root;
+    try {
+        root = strict_json::parse<Json>(text, "header");  // NUL padding, duplicate names, deep nesting refused
+    } catch (const FormatError& e) {
+        throw Invalid(e.message());
+    }
 
     Header h;
-    for (const auto& [key, value] : parser.root.items()) {
+    for (const auto& [key, value] : root.items()) {
         if (key != "__metadata__") {
             h.tensors.push_back(parse_entry(key, value, data_size));
             continue;

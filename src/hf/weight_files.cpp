@@ -5,6 +5,7 @@
 
 #include "remat/core/files.hpp"
 #include "remat/core/in_quotes.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::hf {
 
@@ -23,12 +24,7 @@ bool is_file(const fs::path& p) {
 
 // Shard file names in the order the index first mentions them, and which tensor lives where.
 std::vector<std::pair<std::string, std::string>> read_index(const fs::path& index) {
-    nlohmann::ordered_json j;
-    try {
-        j = nlohmann::ordered_json::parse(read_file(index, WeightFiles::max_index_bytes, "a weight index"));
-    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number such as 1e400
-        throw FormatError(index.string() + ": not valid JSON (" + e.what() + ")");
-    }
+    auto j = strict_json::read<nlohmann::ordered_json>(index, WeightFiles::max_index_bytes, "a weight index");
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
         throw FormatError(index.string() + ": expected an object with a \"weight_map\" object");
     std::vector<std::pair<std::string, std::string>> entries;

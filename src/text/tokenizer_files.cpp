@@ -9,6 +9,8 @@
 // and so does this reader.
 #include "src/text/tokenizer_files.hpp"
 
+#include "src/core/strict_json.hpp"
+
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,46 +42,9 @@ std::string excerpt(const json& v) {
     return s;
 }
 
-// Parses JSON, rejecting duplicate keys at any depth: nlohmann would keep the last silently, and a
-// vocabulary that gives one token two ids is broken.
-json parse_json(const fs::path& file, const std::string& text) {
-    struct Open {
-        bool object;
-        std::string key;  // the latest key of an object
-        std::unordered_set<std::string> keys;
-    };
-    std::vector<Open> open;
-    auto location = [&] {
-        std::string path;
-        for (std::size_t i = 0; i + 1 < open.size(); ++i)
-            path += open[i].object ? (path.empty() ? "" : ".") + open[i].key : std::string("[]");
-        return path.empty() ? std::string() : " in " + path;
-    };
-    auto check = [&](int, json::parse_event_t event, json& parsed) {
-        switch (event) {
-            case json::parse_event_t::object_start: open.push_back({true, {}, {}}); break;
-            case json::parse_event_t::array_start: open.push_back({false, {}, {}}); break;
-            case json::parse_event_t::object_end:
-            case json::parse_event_t::array_end: open.pop_back(); break;
-            case json::parse_event_t::key: {
-                const auto& key = parsed.get_ref<const std::string&>();
-                if (!open.back().keys.insert(key).second) fail(file.string(), "duplicate key " + in_quotes(key) + location());
-                open.back().key = key;
-                break;
-            }
-            case json::parse_event_t::value: break;
-        }
-        return true;
-    };
-    try {
-        return json::parse(text, check);
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ..."
-        if (auto bracket = what.find("] "); what.starts_with("[json.exception.") && bracket != std::string::npos)
-            what.erase(0, bracket + 2);
-        fail(file.string(), "not valid JSON: " + what);
-    }
-}
+// Strictly (strict_json): a duplicate key at any depth is refused — nlohmann would keep the last
+// silently, and a vocabulary that gives one token two ids is broken.
+json parse_json(const fs::path& file, const std::string& text) { return strict_json::parse<json>(text, file.string()); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "remat/core/error.hpp"
 #include "remat/core/files.hpp"
 #include "remat/hf/load.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::train {
 
@@ -46,12 +47,7 @@ void save_run_state(const RunState& s, const std::filesystem::path& path) {
 }
 
 RunState load_run_state(const std::filesystem::path& path) {
-    json j;
-    try {
-        j = json::parse(read_file(path, max_bytes, "a run state"));
-    } catch (const json::exception& e) {
-        throw FormatError(path.string() + ": not valid JSON (" + e.what() + ")");
-    }
+    json j = strict_json::read<json>(path, max_bytes, "a run state");
     if (!j.is_object()) throw FormatError(path.string() + ": expected a JSON object");
     if (field<std::string>(j, "format", path) != format_value)
         throw FormatError(path.string() + ": \"format\" is not \"" + format_value + "\"");

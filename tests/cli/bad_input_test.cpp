@@ -128,7 +128,7 @@ TEST_CASE("bad model files: one error line naming the file and the problem") {
             write_text(d / "model.safetensors", bytes);
         });
         check_folder(dir,
-                     file(dir) + "header is not valid JSON: parse error at line 1, column 2: syntax error while parsing object key - "
+                     file(dir) + "header: not valid JSON: parse error at line 1, column 2: syntax error while parsing object key - "
                                  "invalid literal; last read: '{!'; expected string literal",
                      true);
         // A Git LFS pointer checked out instead of the weights: text, not a header length.
@@ -221,12 +221,12 @@ TEST_CASE("bad config.json: one error line naming the file and the field") {
         const fs::path dir = broken_folder("config-overflow", [](const fs::path& d) {
             write_text(d / "config.json", R"({"model_type": "gpt2", "vocab_size": 1e400})");
         });
-        check_folder(dir, config(dir) + "not valid JSON ([json.exception.out_of_range.406] number overflow parsing '1e400')");
+        check_folder(dir, config(dir) + "not valid JSON: number overflow parsing '1e400'");
         // Quoting the value with nlohmann's recursive dump() overflowed the stack (a crash, exit 139).
         const fs::path deep = broken_folder("config-deep", [](const fs::path& d) {
             write_text(d / "config.json", R"({"model_type": )" + std::string(100000, '[') + std::string(100000, ']') + "}");
         });
-        check_folder(deep, config(deep) + "model_type must be a string, got an array");
+        check_folder(deep, config(deep) + "nested deeper than 64 levels");
         const fs::path field = broken_folder("field-deep", [](const fs::path& d) {  // text: the test's own dump() would recurse
             std::string text = read_text(d / "config.json");
             const std::size_t at = text.find("\"n_head\": 2");
@@ -234,13 +234,13 @@ TEST_CASE("bad config.json: one error line naming the file and the field") {
             text.replace(at, 11, "\"n_head\": " + std::string(100000, '[') + std::string(100000, ']'));
             write_text(d / "config.json", text);
         });
-        check_folder(field, config(field) + "n_head must be a non-negative integer, got an array");
+        check_folder(field, config(field) + "nested deeper than 64 levels");
     }
     SUBCASE("not JSON") {
         const fs::path dir = broken_folder("config-not-json", [](const fs::path& d) { write_text(d / "config.json", "{\"n_layer\": 2,"); });
         check_folder(dir, config(dir) +
-                              "not valid JSON ([json.exception.parse_error.101] parse error at line 1, column 15: syntax error while "
-                              "parsing object key - unexpected end of input; expected string literal)");
+                              "not valid JSON: parse error at line 1, column 15: syntax error while "
+                              "parsing object key - unexpected end of input; expected string literal");
     }
 }
 
