@@ -41,25 +41,25 @@ Policy plan_checkpointing(models::Model& model, const Policy& requested, const s
         const planning::MemoryLimit limit = planning::memory_limit();
         const std::size_t reserved = reserve + gradients_to_come(model);
         budget = planning::activation_budget(limit, reserved);
-        why = "auto: " + format_bytes(budget) + " for activations (limit " + format_bytes(limit.limit) + " from " +
-              limit.source + ", resident " + format_bytes(limit.resident) + ", reserved " + format_bytes(reserved) +
-              ", margin " + format_bytes(planning::memory_margin(limit.limit)) + ")";
+        why = "auto: " + readable_memory_size(budget) + " for activations (limit " + readable_memory_size(limit.limit) + " from " +
+              limit.source + ", resident " + readable_memory_size(limit.resident) + ", reserved " + readable_memory_size(reserved) +
+              ", margin " + readable_memory_size(planning::memory_margin(limit.limit)) + ")";
     }
     const auto plan = planning::plan_checkpointing(profile, budget > kept ? budget - kept : 0);
     if (!plan) {
         const std::size_t least = planning::smallest_budget(profile) + kept;
         if (requested.kind == Policy::Kind::fit_memory)
-            throw Failure("--checkpoint " + why + ": less than the smallest plan needs, " + format_bytes(least) +
+            throw Failure("--checkpoint " + why + ": less than the smallest plan needs, " + readable_memory_size(least) +
                           "; free memory, or lower --batch or --seq");
-        throw Failure("--checkpoint " + requested.to_string() + ": no checkpointing plan fits " + format_bytes(budget) +
-                      " of activations for this model and batch; the smallest that fits is " + format_bytes(least) + " (" +
+        throw Failure("--checkpoint " + requested.to_string() + ": no checkpointing plan fits " + readable_memory_size(budget) +
+                      " of activations for this model and batch; the smallest that fits is " + readable_memory_size(least) + " (" +
                       budget_flag(least) + ")");
     }
     model.set_policy(*plan);
     const planning::Prediction p = planning::predict(profile, *plan), none = planning::predict(profile, Policy::none());
     std::printf("checkpointing %s: %s (%s), predicted peak activation %s, %.2fx the time of none; profiled in %.1f s\n",
                 why.c_str(), plan->to_string().c_str(), planning::describe(profile, plan->plan).c_str(),
-                format_bytes(p.peak + kept).c_str(), p.seconds / none.seconds, profile.profiling_seconds);
+                readable_memory_size(p.peak + kept).c_str(), p.seconds / none.seconds, profile.profiling_seconds);
     std::fflush(stdout);
     return *plan;
 }

@@ -11,6 +11,7 @@
 #include "cli/errors.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/progress.hpp"
+#include "remat/core/memory_size.hpp"
 
 namespace remat::cli {
 
@@ -79,8 +80,8 @@ void print_table(const Measurements& plain, const Measurements& checkpointed) {
     const auto p0 = plain.peak(), p1 = checkpointed.peak();
     std::printf("\n%-24s %16s %16s\n", "", "plain", "checkpointed");
     std::printf("%-24s %13.1f ms %13.1f ms   %.2fx\n", "time per step", t0, t1, t1 / t0);
-    std::printf("%-24s %16s %16s   %.2fx\n", "peak activation memory", format_bytes(p0).c_str(),
-                format_bytes(p1).c_str(), static_cast<double>(p1) / static_cast<double>(std::max<std::size_t>(p0, 1)));
+    std::printf("%-24s %16s %16s   %.2fx\n", "peak activation memory", readable_memory_size(p0).c_str(),
+                readable_memory_size(p1).c_str(), static_cast<double>(p1) / static_cast<double>(std::max<std::size_t>(p0, 1)));
     std::printf("%-24s %16.4f %16.4f\n\n", "final loss", static_cast<double>(plain.loss),
                 static_cast<double>(checkpointed.loss));
 }

@@ -14,6 +14,7 @@
 #include "remat/data/encode.hpp"
 #include "remat/data/fingerprint.hpp"
 #include "remat/data/token_file.hpp"
+#include "remat/core/memory_size.hpp"
 
 namespace remat::cli {
 
@@ -64,9 +65,9 @@ int encode(const EncodeOptions& o) {
             if (now - last < std::chrono::milliseconds(200)) return;
             last = now;
             const double seconds = std::chrono::duration<double>(now - start).count();
-            std::string status = "encoded " + format_bytes(p.bytes_done);
+            std::string status = "encoded " + readable_memory_size(p.bytes_done);
             if (p.bytes_total > 0)
-                status += " of " + format_bytes(p.bytes_total) + " (" + std::to_string(100 * p.bytes_done / p.bytes_total) + "%)";
+                status += " of " + readable_memory_size(p.bytes_total) + " (" + std::to_string(100 * p.bytes_done / p.bytes_total) + "%)";
             char rate[64];
             std::snprintf(rate, sizeof rate, "  %llu tokens  %.0f tokens/s", static_cast<unsigned long long>(p.tokens),
                           seconds > 0 ? static_cast<double>(p.tokens) / seconds : 0.0);

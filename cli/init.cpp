@@ -7,6 +7,10 @@
 #include "cli/errors.hpp"
 #include "cli/flags.hpp"
 #include "cli/numbers.hpp"
+#include "models/build_limit.hpp"
+#include "remat/core/memory.hpp"
+#include "remat/core/memory_size.hpp"
+#include "remat/planning/memory_limit.hpp"
 
 namespace remat::cli {
 
@@ -14,8 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Refuses to overwrite a model unless asked, and fails before any work when DIR cannot be made.
-void prepare_folder(const InitOptions& o) {
+// Refuses to overwrite a model unless asked, before any work.
+void check_folder(const InitOptions& o) {
     std::error_code ec;
     if (fs::exists(o.dir, ec) && !fs::is_directory(o.dir, ec))
         throw Failure(o.dir.string() + ": exists and is not a folder");
@@ -23,6 +27,10 @@ void prepare_folder(const InitOptions& o) {
         for (const char* file : {"config.json", "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"})
             if (fs::exists(o.dir / file, ec))
                 throw Failure(o.dir.string() + ": already holds a model (" + file + "); pass --force to overwrite it");
+}
+
+void make_folder(const InitOptions& o) {
+    std::error_code ec;
     fs::create_directories(o.dir, ec);
     if (ec) throw Failure(o.dir.string() + ": cannot create the folder: " + ec.message());
 }
@@ -34,11 +42,24 @@ std::optional<std::size_t> size(const std::optional<std::int64_t>& v) {
 
 // "<HF class> (<size field> <value>, …)", the fields in the architecture's own names
 std::string describe(const models::Architecture& a, const models::Sizes& s) {
-    const std::size_t values[] = {s.n_layer, s.n_embd, s.n_head, s.vocab_size, s.n_positions};
-    std::string out = a.hf_class + " (";
-    for (std::size_t i = 0; i < a.size_fields.size(); ++i)
-        out += (i ? ", " : "") + a.size_fields[i] + " " + std::to_string(values[i]);
-    return out + ")";
+    return a.hf_class + " (" + models::sizes_text(a.size_fields, s) + ")";
+}
+
+// Builds the model in the memory this process has left: sizes that cannot fit are refused after
+// allocating at most that, not after the kernel's OOM killer (or a swap storm) ends the process.
+std::unique_ptr<models::Model> create_within_memory(const models::Architecture& architecture, const std::string& config,
+                                                    Generator& init) {
+    const planning::MemoryLimit memory = planning::memory_limit();
+    const std::size_t used = memory.resident + planning::memory_margin(memory.limit);
+    const std::size_t left = memory.limit > used ? memory.limit - used : 0;
+    try {
+        memory::AllocationLimit limit(left);
+        return architecture.create(config, init, nullptr, Policy::none());
+    } catch (const memory::OverLimit&) {
+        throw Failure(describe(architecture, architecture.summary(config).sizes) + " needs more than the " +
+                      readable_memory_size(left) + " of memory left (limit " + readable_memory_size(memory.limit) + " from " +
+                      memory.source + ")");
+    }
 }
 
 }  // namespace
@@ -53,9 +74,10 @@ int init(const InitOptions& o) {
     const models::Architecture& architecture = architecture_for_init(o.arch);
     const std::string config = architecture.config_with(
         {size(o.n_layer), size(o.n_embd), size(o.n_head), size(o.vocab_size), size(o.n_positions)});
-    prepare_folder(o);
+    check_folder(o);
     Generator init(o.seed);
-    auto model = architecture.create(config, init, nullptr, Policy::none());
+    auto model = create_within_memory(architecture, config, init);
+    make_folder(o);
     model->save(config, o.dir);
     std::printf("wrote %s: %s, %zu parameters, seed %llu\n", o.dir.string().c_str(),
                 describe(architecture, architecture.summary(config).sizes).c_str(), model->count_parameters(),

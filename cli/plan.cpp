@@ -62,7 +62,7 @@ int plan(const PlanOptions& o) {
     const planning::Profile profile = model->profile_checkpointing(loss, {.rounds = static_cast<int>(o.rounds)});
     std::printf("profiled in %.1f s: %zu blocks, %zu kind%s (%s); embeddings peak %s, head peak %s\n",
                 profile.profiling_seconds, profile.blocks.size(), profile.costs.size(), profile.costs.size() == 1 ? "" : "s",
-                profile.costs[0].kind.c_str(), format_bytes(profile.stem_peak).c_str(), format_bytes(profile.head_peak).c_str());
+                profile.costs[0].kind.c_str(), readable_memory_size(profile.stem_peak).c_str(), readable_memory_size(profile.head_peak).c_str());
 
     memory::release_cached();
     const std::size_t room = planning::activation_budget(planning::memory_limit(), gradients_to_come(*model));
@@ -91,22 +91,22 @@ int plan(const PlanOptions& o) {
     const std::optional<double> none_measured = rows[0].seconds;
     std::printf("\n%-10s %16s %7s %16s %7s\n", "policy", "predicted peak", "time×", "measured peak", "time×");
     for (const Row& r : rows) {
-        std::printf("%-10s %16s %7.2f", r.name.c_str(), format_bytes(r.predicted.peak).c_str(), r.predicted.seconds / none_predicted);
+        std::printf("%-10s %16s %7.2f", r.name.c_str(), readable_memory_size(r.predicted.peak).c_str(), r.predicted.seconds / none_predicted);
         if (r.peak && none_measured)
-            std::printf(" %16s %7.2f\n", format_bytes(*r.peak).c_str(), *r.seconds / *none_measured);
+            std::printf(" %16s %7.2f\n", readable_memory_size(*r.peak).c_str(), *r.seconds / *none_measured);
         else if (r.peak)
-            std::printf(" %16s %7s\n", format_bytes(*r.peak).c_str(), "");
+            std::printf(" %16s %7s\n", readable_memory_size(*r.peak).c_str(), "");
         else
             std::printf(" %16s\n", "(does not fit)");
     }
     const std::string what = o.budget ? "budget:" + memory_size_text(*o.budget)
-                                      : "auto (" + format_bytes(room) + " left for activations)";
+                                      : "auto (" + readable_memory_size(room) + " left for activations)";
     if (chosen)
         std::printf("\nplan for %s: %s\n  %s\n", what.c_str(), chosen->to_string().c_str(),
                     planning::describe(profile, chosen->plan).c_str());
     else
         std::printf("\nno plan fits %s; the smallest budget that fits is %s\n", what.c_str(),
-                    format_bytes(planning::smallest_budget(profile)).c_str());
+                    readable_memory_size(planning::smallest_budget(profile)).c_str());
     return exit_ok;
 }
 

@@ -34,6 +34,7 @@
 #include "remat/train/run_state.hpp"
 #include "remat/train/schedules.hpp"
 #include "remat/text/wordpiece.hpp"
+#include "remat/core/memory_size.hpp"
 
 namespace remat::cli {
 
@@ -233,7 +234,7 @@ std::string status(std::int64_t step, std::int64_t total, double epoch, float lo
     char text[200];
     std::snprintf(text, sizeof text, "step %lld/%lld  loss %.4f  epoch %.2f  lr %.3g  %.0f tokens/s  peak activation %s  ETA %s",
                   static_cast<long long>(step), static_cast<long long>(total), static_cast<double>(loss), epoch,
-                  static_cast<double>(lr), tokens_per_second, format_bytes(peak).c_str(), format_duration(eta).c_str());
+                  static_cast<double>(lr), tokens_per_second, readable_memory_size(peak).c_str(), format_duration(eta).c_str());
     return text;
 }
 

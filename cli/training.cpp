@@ -70,22 +70,6 @@ IdTensor WindowSampler::next(std::size_t batch) {
     return out;
 }
 
-std::string format_bytes(std::size_t bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(bytes);
-    std::size_t u = 0;
-    while (v >= 1024 && u + 1 < std::size(units)) {
-        v /= 1024;
-        ++u;
-    }
-    char text[32];
-    if (u == 0)
-        std::snprintf(text, sizeof text, "%zu bytes", bytes);
-    else
-        std::snprintf(text, sizeof text, v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
-    return text;
-}
-
 std::string format_duration(double seconds) {
     const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
     char text[32];

@@ -102,8 +102,6 @@ struct Trainer {
     }
 };
 
-// "12.3 MiB", "640 KiB", "1.2 GiB".
-std::string format_bytes(std::size_t bytes);
 // "0:07", "12:05", "1:02:03".
 std::string format_duration(double seconds);
 

@@ -5,6 +5,7 @@
 
 #include "models/architecture.hpp"
 #include "models/bert/architecture.hpp"
+#include "models/build_limit.hpp"
 #include "models/common/config_json.hpp"
 #include "models/gpt2/architecture.hpp"
 #include "remat/core/in_quotes.hpp"
@@ -110,8 +111,12 @@ std::unique_ptr<Model> load(const Architecture& architecture, const std::filesys
     const std::filesystem::path path = dir / "config.json";
     const std::string text = config_json::read_file(path);
     architecture.check_config(text, path.string());
+    // The checkpoint's header bounds what building may allocate: sizes it cannot fill are refused early.
+    const hf::WeightFiles files = hf::WeightFiles::open(dir);
     Generator init(0);  // overwritten by the checkpoint
-    std::unique_ptr<Model> model = architecture.create(text, init, std::move(dropout_rng), policy);
+    std::unique_ptr<Model> model =
+        build_within(files, path.string(), sizes_text(architecture.size_fields, architecture.summary(text).sizes),
+                     [&] { return architecture.create(text, init, std::move(dropout_rng), policy); });
     hf::LoadReport r = model->load(dir);
     if (report) *report = std::move(r);
     return model;

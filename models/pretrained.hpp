@@ -15,6 +15,7 @@
 
 #include "remat/core/random.hpp"
 #include "remat/hf/load.hpp"
+#include "models/build_limit.hpp"
 
 namespace remat::models {
 
@@ -25,8 +26,13 @@ template <class Facts>
 auto from_pretrained(const std::filesystem::path& dir, hf::LoadReport* report = nullptr,
                      std::shared_ptr<Generator> dropout_rng = nullptr) {
     const auto config = Facts::Config::from_file(dir / "config.json");
+    // The checkpoint's header bounds what building may allocate (models/build_limit.hpp).
+    const hf::WeightFiles files = hf::WeightFiles::open(dir);
+    std::array<std::string, 5> fields;
+    for (std::size_t i = 0; i < fields.size(); ++i) fields[i] = Facts::size_fields[i];
     Generator init(0);  // overwritten by the checkpoint
-    auto model = Facts::create(config, init, std::move(dropout_rng));
+    auto model = build_within(files, (dir / "config.json").string(), sizes_text(fields, Facts::summary(config).sizes),
+                              [&] { return Facts::create(config, init, std::move(dropout_rng)); });
     hf::LoadReport r = hf::load(model, dir);
     if (report) *report = std::move(r);
     return model;

@@ -24,6 +24,12 @@ namespace remat::config_json {
 // What values a field takes beyond its type.
 enum class Rule { any, positive, probability };
 
+// Every size field (a dimension, a count, a token id) is at most 2^24 = 16,777,216: above any real
+// model's (vocabularies reach 256 k, hidden sizes 16 k, contexts of learned positions 8 k), and low
+// enough that a product of two never overflows a byte count. What a model of such sizes would
+// allocate is bounded by models::load against the checkpoint.
+inline constexpr std::size_t max_size = std::size_t{1} << 24;
+
 template <class C>
 class Schema {
 public:
@@ -32,19 +38,21 @@ public:
     Schema(std::string what, std::string model_type, std::string hf_class)
         : what_(std::move(what)), model_type_(std::move(model_type)), hf_class_(std::move(hf_class)) {}
 
-    // A non-negative integer.
+    // A non-negative integer, at most max_size.
     Schema& size(const char* name, std::size_t C::*member, Rule rule = Rule::any) {
         Field f{name};
         f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
-            if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+            if (!v.is_number_unsigned())  // negative integers are number_integer only
                 throw ValueError(source + ": " + key + " must be a non-negative integer, got " + shown(v));
             c.*member = v.template get<std::size_t>();
         };
         f.write = [member](const C& c) { return json(c.*member); };
-        if (rule == Rule::positive)
-            f.check = [member, name = std::string(name)](const C& c, const std::string& what) {
-                if (c.*member == 0) throw ValueError(what + ": " + name + " must be positive");
-            };
+        f.check = [member, rule, name = std::string(name)](const C& c, const std::string& what) {
+            if (rule == Rule::positive && c.*member == 0) throw ValueError(what + ": " + name + " must be positive");
+            if (c.*member > max_size)
+                throw ValueError(what + ": " + name + " = " + std::to_string(c.*member) + " is over the limit of " +
+                                 std::to_string(max_size));
+        };
         return add(std::move(f));
     }
     // A number; absent or null keeps the default.

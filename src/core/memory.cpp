@@ -129,8 +129,33 @@ void release_cached() {
     c.bytes = 0;
 }
 
+namespace {
+// The innermost AllocationLimit of this thread, and what the thread's tracked blocks have grown by
+// since it began (frees of older blocks make it negative).
+thread_local AllocationLimit* current_limit = nullptr;
+thread_local long long growth_under_limit = 0;
+}  // namespace
+
+AllocationLimit::AllocationLimit(std::size_t bytes)
+    : limit_(bytes), outer_(current_limit), outer_growth_(growth_under_limit) {
+    current_limit = this;
+    growth_under_limit = 0;
+}
+
+AllocationLimit::~AllocationLimit() {
+    current_limit = outer_;
+    growth_under_limit += outer_growth_;  // what this scope kept counts against the outer one
+}
+
+std::size_t AllocationLimit::used() const { return growth_under_limit > 0 ? static_cast<std::size_t>(growth_under_limit) : 0; }
+
 namespace detail {
 void* allocate(std::size_t bytes) {
+    if (current_limit) {
+        const auto after = static_cast<long double>(growth_under_limit) + static_cast<long double>(bytes);
+        if (after > static_cast<long double>(current_limit->limit())) throw OverLimit(bytes, current_limit->limit());
+        growth_under_limit += static_cast<long long>(bytes);
+    }
     void* p = bytes >= cached_from ? take_cached(bytes) : nullptr;
     if (!p) p = ::operator new(bytes == 0 ? 1 : bytes, alignment);
     const std::size_t now = live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
@@ -140,6 +165,7 @@ void* allocate(std::size_t bytes) {
 }
 void deallocate(void* p, std::size_t bytes) noexcept {
     live.fetch_sub(bytes, std::memory_order_relaxed);
+    if (current_limit) growth_under_limit -= static_cast<long long>(bytes);
     if (bytes >= cached_from) {
         try {
             keep_cached(p, bytes);

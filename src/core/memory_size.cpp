@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -51,6 +52,22 @@ std::string memory_size_text(std::size_t bytes) {
         if (bytes > 0 && bytes % step == 0) return std::to_string(bytes / step) + name;
     }
     return std::to_string(bytes) + "B";
+}
+
+std::string readable_memory_size(std::size_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    std::size_t u = 0;
+    while (v >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    char text[32];
+    if (u == 0)
+        std::snprintf(text, sizeof text, "%zu bytes", bytes);
+    else
+        std::snprintf(text, sizeof text, v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return text;
 }
 
 }  // namespace remat

@@ -1,10 +1,12 @@
 #include "remat/hf/load.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <unistd.h>
 #include <unordered_set>
 
 #include "atomic_file.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::hf {
 
@@ -35,6 +37,19 @@ std::string resolve(const std::string& path, const WeightFiles& files, const Nam
 }
 
 std::string shape_string(const std::vector<std::size_t>& s) { return to_string(s); }
+
+// Problems and unused tensors named in a message; the rest are counted.
+constexpr std::size_t listed = 10;
+
+// 1234567 -> "1,234,567"
+std::string with_commas(std::size_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
 }  // namespace
 
 LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFiles& files, const Naming& naming) {
@@ -60,7 +75,9 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFil
     if (!problems.empty()) {
         std::string message = files.description() + ": " + std::to_string(problems.size()) + " of " +
                               std::to_string(targets.size()) + " tensors cannot be loaded:";
-        for (const auto& p : problems) message += "\n  " + p;
+        // A config of 10^5 layers over a 2-layer checkpoint misses a million tensors: name the first few.
+        for (std::size_t i = 0; i < std::min(problems.size(), listed); ++i) message += "\n  " + problems[i];
+        if (problems.size() > listed) message += "\n  and " + with_commas(problems.size() - listed) + " more";
         if (plan.empty() && !targets.empty())
             message += "\n  (none of the model's tensors were found: is this checkpoint for this architecture?)";
         throw LoadError(message);
@@ -87,7 +104,8 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFil
     if (!unused.empty()) {
         std::string w = std::to_string(unused.size()) + " tensors in " + files.description() +
                         " are not used by the model:";
-        for (const auto& u : unused) w += " " + u;
+        for (std::size_t i = 0; i < std::min(unused.size(), listed); ++i) w += " " + in_quotes(unused[i]);
+        if (unused.size() > listed) w += " and " + with_commas(unused.size() - listed) + " more";
         report.warnings.push_back(w);
     }
     return report;

@@ -1,6 +1,7 @@
 #include "remat/hf/weight_files.hpp"
 
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <unordered_map>
 
 #include "remat/core/files.hpp"
@@ -89,6 +90,17 @@ WeightFiles WeightFiles::open(const fs::path& dir) {
 }
 
 std::vector<std::string> WeightFiles::names() const { return order_; }
+
+std::size_t WeightFiles::float32_bytes() const {
+    long double total = 0;  // saturating: a header's shapes are bounded by its file, a sum of them is not checked
+    for (const std::string& name : order_) {
+        long double elements = 1;
+        for (std::size_t d : find(name)->shape) elements *= static_cast<long double>(d);
+        total += 4 * elements;
+    }
+    const auto most = static_cast<long double>(std::numeric_limits<std::size_t>::max());
+    return total >= most ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(total);
+}
 
 WeightFiles::Located WeightFiles::locate(const std::string& name) const {
     if (bin_) return {nullptr, bin_->find(name), bin_.get()};

@@ -1,5 +1,7 @@
 #include "remat/planning/memory_limit.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -99,6 +101,14 @@ MemoryLimit memory_limit(const fs::path& root) {
                         if (key == "hierarchical_memory_limit") lower(m, limit_value(std::to_string(value)), stat.string());
                 }
         }
+    }
+    // ulimit -v bounds address space, not residence: what is mapped but not resident (thread stacks,
+    // reserved heap) counts as used, so limit − resident is what can still be mapped.
+    struct rlimit space {};
+    if (root == "/" && ::getrlimit(RLIMIT_AS, &space) == 0 && space.rlim_cur != RLIM_INFINITY) {
+        const std::size_t mapped = kilobytes_field(root / "proc/self/status", "VmSize:");
+        const auto cap = static_cast<std::size_t>(space.rlim_cur);
+        lower(m, cap > mapped ? cap - mapped + m.resident : m.resident, "ulimit -v (RLIMIT_AS)");
     }
     if (m.limit == SIZE_MAX) m.source = "none found";
     return m;

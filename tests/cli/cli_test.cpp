@@ -151,8 +151,8 @@ TEST_CASE("info on a model folder") {
         const Result r = run_remat({"info", (fixtures / "bert-tiny").string()});
         CHECK(r.code == 0);
         CHECK(r.err == "warning: 4 tensors in " + (fixtures / "bert-tiny" / "model.safetensors").string() +
-                           " are not used by the model: bert.pooler.dense.weight bert.pooler.dense.bias "
-                           "cls.seq_relationship.weight cls.seq_relationship.bias\n");
+                           " are not used by the model: \"bert.pooler.dense.weight\" \"bert.pooler.dense.bias\" "
+                           "\"cls.seq_relationship.weight\" \"cls.seq_relationship.bias\"\n");
         CHECK(has_line(r.out, "architecture: BertForMaskedLM"));
         CHECK(has_line(r.out, "  hidden_act: gelu"));
         auto model = bert::from_pretrained(fixtures / "bert-tiny");

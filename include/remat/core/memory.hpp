@@ -17,6 +17,35 @@ std::size_t highest_bytes();  // highest live_bytes() since the process started 
 std::size_t cached_bytes();
 void release_cached();  // hand every cached block back to malloc
 
+// Thrown by a tracked allocation that an AllocationLimit refuses.
+class OverLimit : public std::bad_alloc {
+public:
+    OverLimit(std::size_t requested, std::size_t limit) : requested_(requested), limit_(limit) {}
+    const char* what() const noexcept override { return "remat::memory::OverLimit: allocation over an AllocationLimit"; }
+    std::size_t requested() const { return requested_; }  // the refused block's size
+    std::size_t limit() const { return limit_; }
+private:
+    std::size_t requested_, limit_;
+};
+
+// While it lives, this thread's tracked allocations may grow by at most `bytes` (blocks freed in the
+// scope give their room back); the allocation that would pass it throws OverLimit instead of asking
+// the system. Bounds building a model from a config.json whose sizes the checkpoint does not justify.
+// Scopes nest: the innermost one applies, and what it kept counts against the outer one afterwards.
+class AllocationLimit {
+public:
+    explicit AllocationLimit(std::size_t bytes);
+    ~AllocationLimit();
+    AllocationLimit(const AllocationLimit&) = delete;
+    AllocationLimit& operator=(const AllocationLimit&) = delete;
+    std::size_t limit() const { return limit_; }
+    std::size_t used() const;  // growth so far
+private:
+    std::size_t limit_;
+    AllocationLimit* outer_;
+    long long outer_growth_;
+};
+
 namespace detail {
 void* allocate(std::size_t bytes);
 void deallocate(void* p, std::size_t bytes) noexcept;

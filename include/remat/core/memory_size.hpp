@@ -13,4 +13,7 @@ std::size_t parse_memory_size(const std::string& text);
 // The shortest exact text parse_memory_size reads back: "11GB", "4608MiB", "123B".
 std::string memory_size_text(std::size_t bytes);
 
+// For people, rounded: "12.3 MiB", "640 KiB", "1.2 GiB", "512 bytes".
+std::string readable_memory_size(std::size_t bytes);
+
 }  // namespace remat

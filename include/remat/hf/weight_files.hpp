@@ -22,6 +22,9 @@ public:
     // Every tensor name, in file order (shards in index order).
     std::vector<std::string> names() const;
     const TensorInfo* find(const std::string& name) const;
+    // What every tensor takes as float32: the most a model built for this checkpoint needs.
+    std::size_t float32_bytes() const;
+    std::size_t size() const { return order_.size(); }  // tensors
     // As float32 (parameters) or int64; the file is named in errors.
     Tensor read_float(const std::string& name) const;
     IdTensor read_int(const std::string& name) const;

@@ -14,7 +14,8 @@ struct MemoryLimit {
 
 // Reads /proc/self/status, /proc/meminfo, /proc/self/cgroup and the cgroup files: v1's
 // memory.limit_in_bytes up the hierarchy (and memory.stat's hierarchical_memory_limit), v2's
-// memory.max up the tree. `root` replaces "/" (for tests).
+// memory.max up the tree, and ulimit -v (RLIMIT_AS: the address space left, only when root is "/").
+// `root` replaces "/" (for tests).
 MemoryLimit memory_limit(const std::filesystem::path& root = "/");
 
 // The margin `auto` leaves unplanned: 5 % of the limit plus 128 MiB (allocator slack, the OS's page
