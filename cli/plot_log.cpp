@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/errors.hpp"
+#include "remat/core/files.hpp"
 #include "remat/core/in_quotes.hpp"
 #include "src/core/strict_json.hpp"
 
@@ -47,8 +48,7 @@ struct LineReader {
 
 RunLog read_log(const std::filesystem::path& path) {
     const std::string file = path.string();
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Failure(file + ": is a folder, not a log file");
+    (void)open_regular_file(path);  // a folder, a FIFO or a device is refused here, without blocking
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Failure(file + ": cannot open: " + std::strerror(errno));
 

@@ -466,7 +466,7 @@ Command add_train_command(CLI::App& remat) {
     command->add_option("DIR", f->dir, "A model folder with a language-model head; its tokenizer (GPT-2: vocab.json + merges.txt or tokenizer.json; BERT: vocab.txt) encodes text data")
         ->required()
         ->type_name("");
-    command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly)")
+    command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly; - or /dev/stdin: text from a pipe)")
         ->required()
         ->type_name("DATA");
     command->add_option("--valid", f->valid, "Validation data (a token or text file), evaluated every --validate-every steps and at the end")

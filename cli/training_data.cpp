@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 TrainingTokens::TrainingTokens(const fs::path& model_dir, const text::Tokenizer& tokenizer)
     : tokenizer_(tokenizer), fingerprint_(data::tokenizer_fingerprint(model_dir)) {}
 
-data::TokenCorpus TrainingTokens::open(const fs::path& path, std::size_t seq) const {
+data::TokenCorpus TrainingTokens::open(const fs::path& given, std::size_t seq) const {
+    const fs::path path = given == "-" ? fs::path("/dev/stdin") : given;  // "-": text from standard input
     std::error_code ec;
     // A pipe is never looked into before it is read: its first bytes would be gone.
     if (!fs::exists(path, ec)) throw Failure(path.string() + ": no such file or folder");

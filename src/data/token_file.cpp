@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "remat/core/error.hpp"
+#include "remat/core/files.hpp"
+#include "src/core/guarded_read.hpp"
 #include "src/hf/atomic_file.hpp"
 
 namespace remat::data {
@@ -66,32 +68,30 @@ bool is_token_file(const fs::path& path) {
 
 // ------------------------------------------------------------------------------------------ reading
 
+template <class Read>
+void TokenFile::guard(const std::byte* from, std::size_t n, Read&& read) const {
+    if (n == 0 || detail::guarded_read(from, n, read)) return;
+    struct stat st {};
+    const std::string now = ::stat(path_.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
+    fail(path_, "the file shrank while it was being read (" + std::to_string(map_bytes_) + " bytes when opened, now " + now +
+                    "): was it overwritten in place?");
+}
+
 TokenFile TokenFile::open(const fs::path& path) {
     TokenFile file;
     file.path_ = path;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail_errno(path, "cannot open");
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        ::close(fd);
-        fail_errno(path, "cannot read its size");
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        fail(path, "not a regular file (a token file is memory-mapped)");
-    }
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size < token_file_header_bytes) {
-        ::close(fd);
+    const ReadableFile opened = open_regular_file(path);  // a FIFO or a device is refused without blocking
+    const auto size = static_cast<std::uint64_t>(opened.size());
+    if (size < token_file_header_bytes)
         fail(path, "truncated: " + std::to_string(size) + " bytes, shorter than a token file's 64-byte header");
-    }
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, opened.fd(), 0);
     if (map == MAP_FAILED) fail_errno(path, "cannot map");
     file.map_ = static_cast<const std::byte*>(map);
     file.map_bytes_ = size;  // owned from here on: the destructor unmaps when a check below throws
 
-    const std::byte* h = file.map_;
+    std::byte head[token_file_header_bytes];  // copied out: the file may be truncated while mapped
+    file.guard(file.map_, sizeof head, [&] { std::memcpy(head, file.map_, sizeof head); });
+    const std::byte* h = head;
     if (std::memcmp(h, magic, sizeof magic) != 0) fail(path, "not a token file (its first 8 bytes are not \"REMATTOK\")");
     const auto version = load_le(h + 8, 4);
     if (version != token_file_version)
@@ -145,11 +145,13 @@ void TokenFile::read(std::uint64_t first, std::size_t n, std::int64_t* out) cons
                          " pass the end (" + std::to_string(header_.tokens) + " tokens)");
     const std::byte* p = map_ + token_file_header_bytes + first * header_.id_bytes;
     std::uint64_t bad = 0;  // any id >= vocab_size, found after the loop so that the loop stays simple
-    if (header_.id_bytes == 2) {
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(load_le(p + 2 * i, 2));
-    } else {
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(load_le(p + 4 * i, 4));
-    }
+    guard(p, n * header_.id_bytes, [&] {
+        if (header_.id_bytes == 2) {
+            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(load_le(p + 2 * i, 2));
+        } else {
+            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(load_le(p + 4 * i, 4));
+        }
+    });
     for (std::size_t i = 0; i < n; ++i) bad |= static_cast<std::uint64_t>(out[i]) >= header_.vocab_size;
     if (bad)
         for (std::size_t i = 0; i < n; ++i)

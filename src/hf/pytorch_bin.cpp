@@ -6,11 +6,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <mutex>
+#include <system_error>
+#include <unistd.h>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "conversions.hpp"
+#include "remat/core/files.hpp"
 #include "remat/core/in_quotes.hpp"
 #include "unpickler.hpp"
 #include "zip_archive.hpp"
@@ -30,6 +34,7 @@ using detail::load;
 using detail::Kind;
 using detail::kind_name;
 using detail::list_string;
+using detail::checked_entry_size;
 using detail::read_entry;
 using detail::StorageRef;
 using detail::TensorSpec;
@@ -57,12 +62,28 @@ bool mul(std::size_t a, std::size_t b, std::size_t& out) { return !__builtin_mul
 
 // --------------------------------------------------------------------------------------------- opening
 
+struct PytorchBinFile::Archive {
+    Zip zip;
+    std::mutex reading;  // libzip's archive is not thread-safe
+};
+
+PytorchBinFile::PytorchBinFile() = default;
+PytorchBinFile::PytorchBinFile(PytorchBinFile&&) noexcept = default;
+PytorchBinFile& PytorchBinFile::operator=(PytorchBinFile&&) noexcept = default;
+PytorchBinFile::~PytorchBinFile() = default;
+
 PytorchBinFile PytorchBinFile::open(const fs::path& path) {
     const std::string file = path.string();
+    // A FIFO or a device is refused without blocking; the archive's own claims are checked against
+    // the size it really has.
+    const ReadableFile opened = open_regular_file(path);
+    const std::size_t archive_bytes = opened.size();
+    const int fd = ::dup(opened.fd());
+    if (fd < 0) throw FormatError(file + ": cannot read: " + std::generic_category().message(errno));
     int code = 0;
-    Zip zip(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+    Zip zip(zip_fdopen(fd, ZIP_CHECKCONS, &code));  // owns fd from here, when it succeeds
     if (!zip) {
-        if (code == ZIP_ER_NOENT) throw FormatError(file + ": no such file");
+        ::close(fd);
         if (code == ZIP_ER_NOZIP && legacy_format(path))
             throw FormatError(file + ": a torch.save file from before PyTorch 1.6 (a bare pickle, not a zip archive); "
                                      "re-save it with a newer PyTorch or convert it to model.safetensors");
@@ -82,10 +103,8 @@ PytorchBinFile PytorchBinFile::open(const fs::path& path) {
     auto locate = [&](const std::string& name) -> std::optional<std::pair<zip_uint64_t, zip_uint64_t>> {
         const zip_int64_t i = zip_name_locate(z, name.c_str(), ZIP_FL_ENC_RAW);
         if (i < 0) return std::nullopt;
-        zip_stat_t st;
-        if (zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-            throw FormatError(file + ": " + in_quotes(name) + ": cannot stat (" + zip_error_strerror(zip_get_error(z)) + ")");
-        return std::make_pair(static_cast<zip_uint64_t>(i), st.size);
+        const auto index = static_cast<zip_uint64_t>(i);
+        return std::make_pair(index, checked_entry_size(z, index, archive_bytes, file + ": " + in_quotes(name)));
     };
 
     if (auto order = locate(root + "/byteorder")) {
@@ -103,13 +122,13 @@ PytorchBinFile PytorchBinFile::open(const fs::path& path) {
                           std::to_string(max_pickle_bytes) + "-byte limit");
     const auto pickle = read_entry(z, pickle_entry->first, static_cast<std::size_t>(pickle_entry->second), file + ": " + pickle_name);
 
-    const detail::Pickle u = detail::unpickle(file, root, pickle, z);
+    const detail::Pickle u = detail::unpickle(file, root, pickle, z, archive_bytes);
     if (u.top.kind != Kind::Dict)
         fail(file, "data.pkl holds " + std::string(kind_name(u.top.kind)) + ", not a state dict (a dict of tensors)");
 
     PytorchBinFile f;
     f.path_ = path;
-    // Read every storage a tensor uses, once.
+    // Every storage a tensor uses, to read when one of its tensors is read.
     std::vector<std::size_t> storage_slot(u.storages.size(), std::numeric_limits<std::size_t>::max());
     for (const auto& [k, v] : u.dicts[u.top.ref]) {
         if (k.kind != Kind::Str) fail(file, "the state dict has a key that is " + std::string(kind_name(k.kind)) + ", not a string");
@@ -144,7 +163,7 @@ PytorchBinFile PytorchBinFile::open(const fs::path& path) {
 
         if (storage_slot[spec.storage] == std::numeric_limits<std::size_t>::max()) {
             storage_slot[spec.storage] = f.storages_.size();
-            f.storages_.push_back(read_entry(z, s.entry, s.numel * element, file + ": storage " + in_quotes(s.key)));
+            f.storages_.push_back({s.entry, s.numel * element, s.key});  // read when a tensor of it is
         }
         TensorInfo info{name, s.dtype, spec.size, 0, 0};
         if (numel > 0) {
@@ -161,6 +180,8 @@ PytorchBinFile PytorchBinFile::open(const fs::path& path) {
     for (std::size_t i = 1; i < f.by_name_.size(); ++i)
         if (f.tensors_[f.by_name_[i]].name == f.tensors_[f.by_name_[i - 1]].name)
             fail(file, "tensor " + in_quotes(f.tensors_[f.by_name_[i]].name) + " appears twice in the state dict");
+    f.archive_ = std::make_unique<Archive>();
+    f.archive_->zip = std::move(zip);
     return f;
 }
 
@@ -179,6 +200,12 @@ std::size_t PytorchBinFile::index_of(const TensorInfo& t) const {
 }
 
 // ---------------------------------------------------------------------------------------------- reading
+
+std::vector<std::byte> PytorchBinFile::read_storage(std::size_t index) const {
+    const Storage& s = storages_[index];
+    std::lock_guard lock(archive_->reading);
+    return read_entry(archive_->zip.get(), s.entry, s.bytes, path_.string() + ": storage " + in_quotes(s.key));
+}
 
 namespace {
 // out[i] = f(element i of the view, in C order). Every position was bounds-checked on open.
@@ -219,7 +246,7 @@ Tensor PytorchBinFile::read_float(const TensorInfo& t) const {
                           " cannot be read as float (F32, F16, BF16 or F64 expected)");
     const std::size_t i = index_of(t);
     const Layout& l = layouts_[i];
-    const auto& s = storages_[l.storage];
+    const std::vector<std::byte> s = read_storage(l.storage);
     Tensor out = shaped<Tensor>(t.shape);
     float* p = out.data();
     auto same = [](float x) { return x; };
@@ -239,7 +266,7 @@ IdTensor PytorchBinFile::read_int(const TensorInfo& t) const {
                           " cannot be read as integers (I64, I32, I16, I8 or U8 expected)");
     const std::size_t i = index_of(t);
     const Layout& l = layouts_[i];
-    const auto& s = storages_[l.storage];
+    const std::vector<std::byte> s = read_storage(l.storage);
     IdTensor out = shaped<IdTensor>(t.shape);
     std::int64_t* p = out.data();
     auto widen = [](auto x) { return static_cast<std::int64_t>(x); };

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "remat/core/files.hpp"
+#include "src/core/guarded_read.hpp"
 #include "src/core/strict_json.hpp"
 
 #include "atomic_file.hpp"
@@ -335,43 +337,32 @@ std::size_t size_of(DType dtype) { return entry(dtype).size; }
 
 SafetensorsFile SafetensorsFile::open(const fs::path& path) {
     const std::string where = path.string() + ": ";
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int error = errno;
-        throw FormatError(where + "cannot open: " + errno_message(error));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int error = errno;
-        ::close(fd);
-        throw FormatError(where + "cannot stat: " + errno_message(error));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw FormatError(where + "not a regular file");
-    }
-    const auto file_size = static_cast<std::uint64_t>(st.st_size);
+    const ReadableFile file = open_regular_file(path);  // a FIFO or a device is refused without blocking
+    const auto file_size = static_cast<std::uint64_t>(file.size());
     if (file_size < 8) {
-        ::close(fd);
         throw FormatError(where + "file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
     }
 
     SafetensorsFile f;
     f.path_ = path;
-    void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int map_error = errno;
-    ::close(fd);  // the mapping keeps the file alive
+    void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+    const int map_error = errno;  // the mapping keeps the file alive once the descriptor closes
     if (map == MAP_FAILED) throw FormatError(where + "cannot map: " + errno_message(map_error));
     f.map_ = static_cast<const std::byte*>(map);
     f.map_size_ = file_size;  // from here on, f's destructor unmaps
 
+    // Every read of the map is guarded: the file may be truncated while mapped (a SIGBUS otherwise).
+    // The head is copied out first, so that parsing never touches the map.
+    constexpr std::string_view lfs_pointer = "version https://git-lfs.github.com/spec/";
+    std::string head(std::min<std::uint64_t>(file_size, std::max<std::size_t>(lfs_pointer.size(), 8)), '\0');
+    f.copy_out(f.map_, head.data(), head.size());
+
     // A Git LFS pointer checked out in place of the weights is a common mistake: say so, rather than
     // report the text's first 8 bytes as an absurd header length.
-    constexpr std::string_view lfs_pointer = "version https://git-lfs.github.com/spec/";
-    if (file_size >= lfs_pointer.size() && std::string_view(reinterpret_cast<const char*>(f.map_), lfs_pointer.size()) == lfs_pointer)
+    if (head.starts_with(lfs_pointer))
         throw FormatError(where + "a Git LFS pointer, not the tensors (fetch them with `git lfs pull`)");
 
-    const auto n = load<std::uint64_t>(f.map_);
+    const auto n = load<std::uint64_t>(reinterpret_cast<const std::byte*>(head.data()));
     if (n > max_header_size)
         throw FormatError(where + "header length " + std::to_string(n) + " exceeds the " + std::to_string(max_header_size) + "-byte limit");
     if (n > file_size - 8)  // 8 + n would overflow for n near 2^64; the cap above already rules that out
@@ -380,7 +371,9 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
     f.data_ = std::span(f.map_ + 8 + n, file_size - 8 - n);
 
     try {
-        Header h = parse_header(std::string_view(reinterpret_cast<const char*>(f.map_ + 8), n), f.data_.size());
+        std::string header(n, '\0');
+        f.copy_out(f.map_ + 8, header.data(), n);
+        Header h = parse_header(header, f.data_.size());
         f.tensors_ = std::move(h.tensors);
         f.metadata_ = std::move(h.metadata);
     } catch (const Invalid& e) {
@@ -426,6 +419,19 @@ const TensorInfo* SafetensorsFile::find(std::string_view name) const {
     return &tensors_[*it];
 }
 
+void SafetensorsFile::copy_out(const std::byte* from, void* to, std::size_t n) const {
+    guard({from, n}, [&] { std::memcpy(to, from, n); });
+}
+
+template <class Read>
+void SafetensorsFile::guard(std::span<const std::byte> mapped, Read&& read) const {
+    if (mapped.empty() || remat::detail::guarded_read(mapped.data(), mapped.size(), read)) return;
+    struct stat st {};
+    const std::string now = ::stat(path_.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
+    throw FormatError(path_.string() + ": the file shrank while it was being read (" + std::to_string(map_size_) +
+                      " bytes when opened, now " + now + "): was it overwritten in place?");
+}
+
 std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& t) const {
     // t may be hand-made or come from another file: never trust it to lie within this one.
     if (t.begin > t.end || t.end > data_.size())
@@ -464,14 +470,16 @@ Tensor SafetensorsFile::read_float(const TensorInfo& t) const {
     auto [data, count] = checked(*this, t);
     Tensor out = shaped<Tensor>(t.shape);
     float* p = out.data();
-    switch (t.dtype) {
-        case DType::F32:
-            if (count) std::memcpy(p, data.data(), count * sizeof(float));
-            break;
-        case DType::F16: convert<std::uint16_t>(data, p, count, half_to_float); break;
-        case DType::BF16: convert<std::uint16_t>(data, p, count, bfloat_to_float); break;
-        default: convert<double>(data, p, count, [](double x) { return static_cast<float>(x); }); break;
-    }
+    guard(data, [&] {
+        switch (t.dtype) {
+            case DType::F32:
+                if (count) std::memcpy(p, data.data(), count * sizeof(float));
+                break;
+            case DType::F16: convert<std::uint16_t>(data, p, count, half_to_float); break;
+            case DType::BF16: convert<std::uint16_t>(data, p, count, bfloat_to_float); break;
+            default: convert<double>(data, p, count, [](double x) { return static_cast<float>(x); }); break;
+        }
+    });
     return out;
 }
 
@@ -484,15 +492,17 @@ IdTensor SafetensorsFile::read_int(const TensorInfo& t) const {
     IdTensor out = shaped<IdTensor>(t.shape);
     std::int64_t* p = out.data();
     auto widen = [](auto x) { return static_cast<std::int64_t>(x); };
-    switch (d) {
-        case DType::I64: convert<std::int64_t>(data, p, count, widen); break;
-        case DType::I32: convert<std::int32_t>(data, p, count, widen); break;
-        case DType::I16: convert<std::int16_t>(data, p, count, widen); break;
-        case DType::I8: convert<std::int8_t>(data, p, count, widen); break;
-        case DType::U32: convert<std::uint32_t>(data, p, count, widen); break;
-        case DType::U16: convert<std::uint16_t>(data, p, count, widen); break;
-        default: convert<std::uint8_t>(data, p, count, widen); break;
-    }
+    guard(data, [&] {
+        switch (d) {
+            case DType::I64: convert<std::int64_t>(data, p, count, widen); break;
+            case DType::I32: convert<std::int32_t>(data, p, count, widen); break;
+            case DType::I16: convert<std::int16_t>(data, p, count, widen); break;
+            case DType::I8: convert<std::int8_t>(data, p, count, widen); break;
+            case DType::U32: convert<std::uint32_t>(data, p, count, widen); break;
+            case DType::U16: convert<std::uint16_t>(data, p, count, widen); break;
+            default: convert<std::uint8_t>(data, p, count, widen); break;
+        }
+    });
     return out;
 }
 

@@ -62,6 +62,7 @@ struct Pickle {
 // Runs `data`, the bytes of <root>/data.pkl in the archive `zip` of the file `file`, checking each
 // storage it names against the archive as it goes. Throws FormatError "<file>: data.pkl at byte N: …"
 // (or "<file>: …") on anything a state dict does not need.
-Pickle unpickle(const std::string& file, const std::string& root, std::span<const std::byte> data, zip_t* zip);
+Pickle unpickle(const std::string& file, const std::string& root, std::span<const std::byte> data, zip_t* zip,
+               std::size_t archive_bytes);
 
 }  // namespace remat::hf::detail

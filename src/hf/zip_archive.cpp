@@ -2,6 +2,8 @@
 
 #include "remat/hf/error.hpp"
 
+#include <limits>
+
 namespace remat::hf::detail {
 
 std::string zip_message(int code) {
@@ -10,6 +12,27 @@ std::string zip_message(int code) {
     std::string s = zip_error_strerror(&e);
     zip_error_fini(&e);
     return s;
+}
+
+std::size_t checked_entry_size(zip_t* z, zip_uint64_t index, std::size_t archive_bytes, const std::string& where) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(z, index, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+        throw FormatError(where + ": cannot stat (" + zip_error_strerror(zip_get_error(z)) + ")");
+    // The claims are checked before anything is allocated for them: a 600-byte archive may say 6 GB.
+    if (st.comp_size > archive_bytes)
+        throw FormatError(where + ": claims " + std::to_string(st.comp_size) + " stored bytes, but the archive is " +
+                          std::to_string(archive_bytes) + " bytes");
+    const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+    if (stored && st.size != st.comp_size)
+        throw FormatError(where + ": an uncompressed entry of " + std::to_string(st.comp_size) + " bytes claims to hold " +
+                          std::to_string(st.size));
+    // Deflate expands at most ~1032:1: a larger claim is a lie meant to make us allocate.
+    if (!stored && st.size / 1032 > st.comp_size + 1)
+        throw FormatError(where + ": claims " + std::to_string(st.size) + " bytes from " + std::to_string(st.comp_size) +
+                          " compressed ones");
+    if (st.size > std::numeric_limits<std::size_t>::max()) throw FormatError(where + ": too large");
+    return static_cast<std::size_t>(st.size);
 }
 
 std::vector<std::byte> read_entry(zip_t* z, zip_uint64_t index, std::size_t size, const std::string& where) {

@@ -21,6 +21,10 @@ using ZipFile = std::unique_ptr<zip_file_t, ZipFileCloser>;
 // libzip's message for an error code of zip_open.
 std::string zip_message(int code);
 
+// The size of entry `index`, once its claims are checked against an archive of `archive_bytes`: its
+// compressed bytes must lie within the archive, an uncompressed (stored) entry hold exactly them, and a
+// deflated one inflate no more than deflate can (~1032:1). FormatError "<where>: …" otherwise.
+std::size_t checked_entry_size(zip_t* z, zip_uint64_t index, std::size_t archive_bytes, const std::string& where);
 // An archive entry, read whole (libzip checks its CRC at the end), of exactly `size` bytes; throws
 // FormatError "<where>: cannot read (…)" or "<where>: holds a different number of bytes …".
 std::vector<std::byte> read_entry(zip_t* z, zip_uint64_t index, std::size_t size, const std::string& where);

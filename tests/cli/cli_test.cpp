@@ -353,7 +353,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
                     (s / "noweights").string() + ": no model.safetensors, model.safetensors.index.json or pytorch_model.bin");
     }
     SUBCASE("the input file") {
-        check_error(run(gpt2_dir, s / "missing.safetensors"), (s / "missing.safetensors").string() + ": cannot open: No such file or directory");
+        check_error(run(gpt2_dir, s / "missing.safetensors"), (s / "missing.safetensors").string() + ": cannot read: No such file or directory");
         const fs::path in = s / "in.safetensors";
         write_ids(in, {{"labels", ids_of({2, 8}, 1)}});
         check_error(run(gpt2_dir, in), in.string() + ": no tensor \"input_ids\" (the token ids, I64 of shape (B, T))");

@@ -254,7 +254,7 @@ TEST_CASE("remat plot's errors: one line naming the file and the line, and nothi
     const fs::path log = scratch() / "good.jsonl";
     write_text(log, good);
     check_error({"plot", (scratch() / "missing.jsonl").string(), "-o", out.string()},
-                (scratch() / "missing.jsonl").string() + ": cannot open: No such file or directory");
+                (scratch() / "missing.jsonl").string() + ": cannot read: No such file or directory");
     check_error({"plot", log.string(), "-o", (scratch() / "curve.jpg").string()},
                 (scratch() / "curve.jpg").string() + ": the picture's format comes from its extension, .png or .svg");
     check_error({"plot", log.string(), "-o", (scratch() / "nowhere" / "c.svg").string()},

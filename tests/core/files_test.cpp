@@ -28,6 +28,6 @@ TEST_CASE("read_file") {
         CHECK_THROWS_WITH_AS(read_file(tmp / "none.json", 100, "a config file"),
                              ((tmp / "none.json").string() + ": cannot read: No such file or directory").c_str(), FormatError);
         // /dev/zero claims no size and never ends: refused without reading it.
-        CHECK_THROWS_WITH_AS(read_file("/dev/zero", 100, "a config file"), "/dev/zero: not a regular file", FormatError);
+        CHECK_THROWS_WITH_AS(read_file("/dev/zero", 100, "a config file"), "/dev/zero: is a character device, expected a regular file", FormatError);
     }
 }

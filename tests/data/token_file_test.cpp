@@ -139,8 +139,8 @@ TEST_CASE("TokenFile") {
         CHECK(error_of(p) == name + ": the header's token count 9223372036854775808 is impossibly large");
         write_bytes(p, header(0x7FFFFFFFFFFFFFDFull) + le(1, 2));
         CHECK(error_of(p).find("truncated") != std::string::npos);
-        CHECK(error_of(dir.path / "missing.tok") == (dir.path / "missing.tok").string() + ": cannot open: No such file or directory");
-        CHECK(error_of(dir.path) == dir.path.string() + ": not a regular file (a token file is memory-mapped)");
+        CHECK(error_of(dir.path / "missing.tok") == (dir.path / "missing.tok").string() + ": cannot read: No such file or directory");
+        CHECK(error_of(dir.path) == dir.path.string() + ": is a folder, expected a file");
     }
     SUBCASE("an id at or above the stored vocabulary is reported with its position when read") {
         const fs::path p = dir.path / "ids.tok";

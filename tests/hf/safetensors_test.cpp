@@ -377,9 +377,9 @@ TEST_CASE("safetensors: malformed files are rejected with a message naming the p
     }
     SUBCASE("not a file") {
         const fs::path missing = dir / "missing.safetensors";
-        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(missing), (missing.string() + ": cannot open: No such file or directory").c_str(),
+        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(missing), (missing.string() + ": cannot read: No such file or directory").c_str(),
                              hf::FormatError);
-        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(dir.path), (dir.path.string() + ": not a regular file").c_str(), hf::FormatError);
+        CHECK_THROWS_WITH_AS(hf::SafetensorsFile::open(dir.path), (dir.path.string() + ": is a folder, expected a file").c_str(), hf::FormatError);
     }
 }
 

@@ -8,11 +8,35 @@
 
 namespace remat {
 
+// An open file descriptor for reading, closed with the object.
+class ReadableFile {
+public:
+    ReadableFile(ReadableFile&& other) noexcept;
+    ReadableFile& operator=(ReadableFile&&) = delete;
+    ~ReadableFile();
+    int fd() const { return fd_; }
+    std::size_t size() const { return size_; }  // when opened
+
+private:
+    ReadableFile() = default;
+    friend ReadableFile open_regular_file(const std::filesystem::path& path);
+    int fd_ = -1;
+    std::size_t size_ = 0;
+};
+
+// Opens `path` for reading if it is a regular file — without blocking, whatever it is. Throws
+// FormatError starting with the path:
+//   "<path>: cannot read: <reason>"     (errno's text: "No such file or directory", …)
+//   "<path>: is a folder, expected a file"
+//   "<path>: is a FIFO (named pipe), expected a regular file"   (or a character device, a block
+//                                        device, a socket: /dev/zero, /dev/urandom, a pipe)
+ReadableFile open_regular_file(const std::filesystem::path& path);
+
 // The bytes of the regular file at `path`. Throws FormatError, the message starting with the path:
 //   "<path>: cannot read: <reason>"      it cannot be opened or read (the reason is errno's text:
 //                                        "No such file or directory", "Permission denied", …)
 //   "<path>: is a folder, expected a file"
-//   "<path>: not a regular file"          a device, a pipe, a socket
+//   "<path>: is a character device, expected a regular file"   (a device, a pipe, a socket)
 //   "<path>: is <n> bytes, over the <max_bytes>-byte limit for <what>"   (a multi-gigabyte config.json)
 //   "<path>: holds more than <max_bytes> bytes, over the …"   (one that grows while it is read)
 // `what` names the kind of file ("a config file"). Nothing beyond max_bytes + 1 bytes is read or

@@ -70,6 +70,9 @@ private:
     TokenFile() = default;
     std::filesystem::path path_;
     TokenFileHeader header_;
+    // read() of n mapped bytes from `from`; a file truncated meanwhile (SIGBUS) is a FormatError.
+    template <class Read>
+    void guard(const std::byte* from, std::size_t n, Read&& read) const;
     const std::byte* map_ = nullptr;  // the whole file
     std::size_t map_bytes_ = 0;
 };

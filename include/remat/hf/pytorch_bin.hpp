@@ -13,6 +13,9 @@
 // typed torch.*Storage classes — and refuses everything else by name. It bounds the pickle's size,
 // its nesting and its number of objects, and checks every tensor against its storage on open.
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -25,9 +28,14 @@ namespace remat::hf {
 
 class PytorchBinFile {
 public:
-    // Reads the archive's storages into memory and validates every tensor; throws FormatError naming
-    // the file and the problem (the refused global, the opcode, the tensor) on any malformed input.
+    // Reads the state dict and validates every tensor against its storage, and each storage's claims
+    // (its size, where it lies) against the archive, without reading the storages: a tensor's
+    // storage is read (and its CRC checked) when the tensor is. Throws FormatError naming the file and
+    // the problem (the refused global, the opcode, the tensor, the storage) on any malformed input.
     static PytorchBinFile open(const std::filesystem::path& path);
+    PytorchBinFile(PytorchBinFile&&) noexcept;
+    PytorchBinFile& operator=(PytorchBinFile&&) noexcept;
+    ~PytorchBinFile();
 
     const std::filesystem::path& path() const { return path_; }
     // In the state dict's order. begin/end are the bytes of its storage that the tensor spans (a
@@ -48,7 +56,14 @@ public:
     static constexpr std::size_t max_dims = 64;
 
 private:
-    PytorchBinFile() = default;
+    PytorchBinFile();
+    struct Archive;  // the open zip archive (libzip), private to the reader
+    struct Storage {
+        std::uint64_t entry = 0;  // in the archive
+        std::size_t bytes = 0;
+        std::string key;
+    };
+    std::vector<std::byte> read_storage(std::size_t index) const;
 
     struct Layout {  // where a tensor's elements are: storage[offset + Σ index_i · stride_i]
         std::size_t storage = 0;
@@ -58,7 +73,8 @@ private:
     std::size_t index_of(const TensorInfo& t) const;
 
     std::filesystem::path path_;
-    std::vector<std::vector<std::byte>> storages_;
+    std::unique_ptr<Archive> archive_;
+    std::vector<Storage> storages_;
     std::vector<TensorInfo> tensors_;
     std::vector<Layout> layouts_;       // parallel to tensors_
     std::vector<std::size_t> by_name_;  // indices into tensors_, sorted by name

@@ -48,7 +48,9 @@ public:
     // "__metadata__" in header order; empty when absent.
     const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
 
-    // The raw little-endian bytes of t. t must describe a range of this file's data section.
+    // The raw little-endian bytes of t. t must describe a range of this file's data section. A view of
+    // the map: reading it after the file was truncated faults (SIGBUS); read_float and read_int turn
+    // that into a FormatError.
     std::span<const std::byte> bytes(const TensorInfo& t) const;
     // F32, F16, BF16, F64 -> float32 of shape t.shape. F16 and BF16 widen exactly; F64 rounds to nearest.
     Tensor read_float(const TensorInfo& t) const;
@@ -57,6 +59,10 @@ public:
 
 private:
     SafetensorsFile() = default;
+    // read() of `mapped`, a part of the map; a file truncated meanwhile (SIGBUS) is a FormatError.
+    template <class Read>
+    void guard(std::span<const std::byte> mapped, Read&& read) const;
+    void copy_out(const std::byte* from, void* to, std::size_t n) const;
 
     std::filesystem::path path_;
     const std::byte* map_ = nullptr;  // the whole file
