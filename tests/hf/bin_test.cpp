@@ -15,11 +15,13 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "models/gpt2/pretrained.hpp"
 #include "remat/ad/tape.hpp"
+#include "remat/core/memory.hpp"
 #include "remat/hf/weight_files.hpp"
 #include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
@@ -301,6 +303,13 @@ TEST_CASE("pytorch_model.bin: hostile and broken fixtures") {
     fails("out-of-bounds.bin",
           "tensor \"w\": size (4, 4) with stride (4, 1) at offset 0 reaches past the end of its storage \"0\" of 12 elements");
     fails("short-storage.bin", "storage \"0\" (\"archive/data/0\") holds 12 bytes, but 4 FloatStorage elements need 16");
+    // 529 bytes claiming a 1 GiB storage: refused on open, before anything is allocated for it (the
+    // storages were read eagerly, and this allocated and zeroed 1 GiB before a CRC error).
+    {
+        const memory::PeakScope peak;
+        fails("lying-size.bin", "storage \"0\" (\"archive/data/0\"): an uncompressed entry of 16 bytes claims to hold 1073741824");
+        CHECK(peak.peak_above_baseline() < (std::size_t{1} << 20));
+    }
     fails("truncated.bin", "not a readable zip archive (Not a zip archive)");
     fails("not-a-zip.bin", "not a readable zip archive (Not a zip archive)");
     fails("legacy.bin",
@@ -453,5 +462,43 @@ TEST_CASE("pytorch_model.bin: the restricted unpickler, opcode by opcode") {
         // Storages are read with their tensors: opening checks only what the archive claims.
         const auto f = hf::PytorchBinFile::open(p);
         CHECK_THROWS_WITH_AS(f.read_float(*f.find("w")), at(p, "storage \"0\": cannot read (CRC error)").c_str(), hf::FormatError);
+    }
+    SUBCASE("only the storages of the tensors read are read") {
+        // "w" views storage 0; "unused" has a storage of its own, corrupted: loading "w" never touches it.
+        const std::string other(48, '\x11');
+        write_bin(tmp, state_dict({{"w", w}, {"unused", tensor("1", 12, 0, {12}, {1})}}), {{"0", floats(12)}, {"1", other}});
+        std::string bytes;
+        {
+            std::ifstream in(p, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        const std::size_t where = bytes.find(other);
+        REQUIRE(where != std::string::npos);
+        bytes[where + 5] ^= 0x40;
+        std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        const auto f = hf::PytorchBinFile::open(p);
+        CHECK(f.read_float(*f.find("w")).size() == 12);
+        CHECK_THROWS_WITH_AS(f.read_float(*f.find("unused")), at(p, "storage \"1\": cannot read (CRC error)").c_str(), hf::FormatError);
+    }
+    SUBCASE("a deflated entry claiming more than deflate can expand to") {
+        // 4 floats deflate to a few bytes; their entry then claims 64 MiB.
+        write_bin(tmp, state_dict({{"w", tensor("0", 1 << 24, 0, {1 << 24}, {1})}}), {{"0", std::string(64, '\0')}}, true);
+        std::string bytes;
+        {
+            std::ifstream in(p, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        // Patch the sizes the local header and the central directory give for archive/data/0.
+        const std::string name = "archive/data/0";
+        for (const auto& [signature, sizes_at, name_at] : {std::tuple{std::string("PK\x03\x04"), 22, 30}, {std::string("PK\x01\x02"), 24, 46}})
+            for (std::size_t at = bytes.find(signature); at != std::string::npos; at = bytes.find(signature, at + 4))
+                if (bytes.compare(at + name_at, name.size(), name) == 0) {
+                    const std::uint32_t claimed = 1u << 26;
+                    std::memcpy(bytes.data() + at + sizes_at, &claimed, 4);  // uncompressed size only
+                }
+        std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        const memory::PeakScope peak;
+        CHECK_THROWS_WITH_AS(hf::PytorchBinFile::open(p), doctest::Contains("claims 67108864 bytes from"), hf::FormatError);
+        CHECK(peak.peak_above_baseline() < (std::size_t{1} << 20));
     }
 }
