@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/errors.hpp"
+#include "cli/output.hpp"
 #include "remat/text/wordpiece.hpp"
 #include "cli/flags.hpp"
 #include "cli/model_folder.hpp"
@@ -46,6 +47,11 @@ std::string file_line(const char* what, const data::EncodedFile& f) {
 }  // namespace
 
 int encode(const EncodeOptions& o) {
+    // Neither output may replace an input (encoding a.txt into a.txt), a device or a folder.
+    Reading reading(o.inputs.begin(), o.inputs.end());
+    for (const fs::path& f : model_folder_files(o.tokdir)) reading.push_back(f);
+    check_output_file("--out", o.out, reading);
+    if (o.valid_fraction || o.valid_docs) check_output_file("--out", fs::path(o.out).concat(".valid"), reading);
     const text::FolderTokenizer tokenizer = tokenizer_of_folder(o.tokdir);
     const std::uint64_t fingerprint = data::tokenizer_fingerprint(o.tokdir);
     for (const std::string& w : tokenizer.warnings) print_warning(w);

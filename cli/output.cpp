@@ -1,6 +1,7 @@
 #include "cli/output.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,11 +14,22 @@ namespace remat::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// What a path that exists and is not a regular file names, for messages.
+std::string kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
 void check_writable(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) throw Failure(out.string() + ": cannot write: folder " + dir.string() + " does not exist");
-    if (fs::is_directory(out, ec)) throw Failure(out.string() + ": cannot write: it is a folder");
     const std::string probe = out.string() + ".tmp-" + std::to_string(::getpid());
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -28,12 +40,43 @@ void check_writable(const fs::path& out) {
     ::unlink(probe.c_str());
 }
 
+}  // namespace
+
+void check_output_file(const std::string& flag, const fs::path& out, const Reading& reading) {
+    if (out.empty()) throw Failure(flag + ": the path is empty");
+    struct stat target {};
+    if (::stat(out.c_str(), &target) == 0) {  // follows a symlink: what the path names
+        if (S_ISDIR(target.st_mode)) throw Failure(out.string() + ": cannot write: it is a folder");
+        if (!S_ISREG(target.st_mode))
+            throw Failure(out.string() + ": is " + kind(target.st_mode) + "; " + flag + " takes a regular file or a new path");
+        for (const fs::path& in : reading) {
+            struct stat source {};
+            if (::stat(in.c_str(), &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino)
+                throw Failure(out.string() + ": " + flag + " would overwrite " +
+                              (in == out ? std::string("a file") : in.string() + ", a file") + " this command reads; write elsewhere");
+        }
+    }
+    check_writable(out);
+}
+
 void prepare_output_folder(const fs::path& dir) {
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Failure(dir.string() + ": exists and is not a folder");
     fs::create_directories(dir, ec);
     if (ec) throw Failure(dir.string() + ": cannot create the folder: " + ec.message());
     check_writable(dir / "model.safetensors");
+}
+
+Reading model_folder_files(const fs::path& dir) {
+    Reading files;
+    for (const char* name : {"config.json", "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "vocab.json",
+                             "merges.txt", "tokenizer.json", "vocab.txt", "tokenizer_config.json"})
+        files.push_back(dir / name);
+    // Shards: every other .safetensors file of the folder (an index names them).
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".safetensors" && it->path().filename() != "model.safetensors") files.push_back(it->path());
+    return files;
 }
 
 }  // namespace remat::cli

@@ -249,7 +249,7 @@ Format format_of(const fs::path& out) {
 
 int plot(const PlotOptions& o) {
     const Format format = format_of(o.out);
-    check_writable(o.out);
+    check_output_file("--out", o.out, Reading(o.logs.begin(), o.logs.end()));
     std::vector<RunLog> runs;
     std::size_t n_train = 0, n_valid = 0;
     for (const fs::path& log : o.logs) {

@@ -120,7 +120,9 @@ std::string classes_with_a_head() {
 int run(const RunOptions& options) {
     const Policy requested = parse_policy(options.checkpoint);
     if (options.repeat < 1) throw Failure("--repeat must be at least 1, got " + std::to_string(options.repeat));
-    check_writable(options.output);
+    Reading reading = model_folder_files(options.dir);
+    reading.push_back(options.input);
+    check_output_file("--out", options.output, reading);
     const ModelFolder folder = inspect(options.dir);
     const models::Architecture& architecture = *folder.architecture;
     if (architecture.objective == models::Objective::none)

@@ -250,7 +250,12 @@ int train(const TrainOptions& o) {
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
     if (o.save) prepare_output_folder(*o.save);
-    if (o.log) check_writable(*o.log);
+    if (o.log) {
+        Reading reading = model_folder_files(o.dir);
+        reading.push_back(o.data);
+        if (o.valid) reading.push_back(*o.valid);
+        check_output_file("--log", *o.log, reading);
+    }
     const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
