@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <tuple>
 
 #include "remat/layers/modes.hpp"
 #include "cli/errors.hpp"
+#include "cli/not_finite.hpp"
+#include "cli/run_size.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/progress.hpp"
 #include "remat/core/memory_size.hpp"
@@ -69,7 +73,11 @@ struct GradientCopy {
             if (!grads[i]) continue;
             const float* a = values[i].data();
             const float* b = grads[i]->data();
-            for (std::size_t j = 0; j < values[i].size(); ++j) d = std::max(d, std::fabs(double(a[j]) - double(b[j])));
+            for (std::size_t j = 0; j < values[i].size(); ++j) {
+                const double diff = std::fabs(double(a[j]) - double(b[j]));
+                if (std::isnan(diff) && std::memcmp(&a[j], &b[j], sizeof(float)) != 0) return INFINITY;  // NaN against anything else
+                if (diff > d) d = diff;
+            }
         }
         return d;
     }
@@ -109,6 +117,13 @@ int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>
         m_plain.add(plain.step(x, [&](const std::vector<Tensor*>& g) { plain_grads.take(g); }));
         m_checkpointed.add(checkpointed.step(
             x, [&](const std::vector<Tensor*>& g) { max_difference = std::max(max_difference, plain_grads.max_difference(g)); }));
+        // Two NaN runs would agree on "a difference of 0": a NaN is an error, named.
+        for (auto [model, m, name] : {std::tuple{&plain, &m_plain, "plain"}, {&checkpointed, &m_checkpointed, "checkpointed"}})
+            if (!std::isfinite(m->loss)) {
+                progress.finish();
+                throw Failure("step " + std::to_string(k) + ": the " + name + " model's loss is " + not_finite_kind(m->loss) +
+                              where_not_finite(*model->model, {.input_ids = x}) + "; try a lower --lr or --clip");
+            }
         char status[128];
         std::snprintf(status, sizeof status, "step %zu/%zu  loss %.4f plain, %.4f checkpointed", k, steps,
                       static_cast<double>(m_plain.loss), static_cast<double>(m_checkpointed.loss));
@@ -145,6 +160,10 @@ int demo(const DemoOptions& o) {
     }
     const models::Summary summary = architecture->summary(config);
     const std::size_t seq = window_length(o.seq, summary.sizes.n_positions);
+    // Two models, each with gradients and AdamW's moments.
+    const std::size_t weights = folder ? checkpoint_weight_bytes(folder->dir) : 0;
+    check_run_fits("--batch " + std::to_string(o.batch) + " --seq " + std::to_string(seq), weights,
+                   static_cast<std::size_t>(o.batch), seq, summary.sizes.vocab_size, {.weight_copies = 8, .logit_copies = 2});
 
     const std::string text = o.data ? read_text_file(*o.data) : std::string(demo_text());
     const std::string source = o.data ? o.data->string() : "founding-texts.txt (built in)";

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "remat/core/in_quotes.hpp"
+
 namespace remat::cli {
 
 std::string one_line(std::string_view message) {
@@ -22,15 +24,25 @@ std::string one_line(std::string_view message) {
     return out;
 }
 
+std::string terminal_line(std::string_view message) {
+    std::string line = printable(one_line(message));
+    if (line.size() > longest_line) {
+        std::size_t cut = longest_line - 3;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+        line = line.substr(0, cut) + "...";
+    }
+    return line;
+}
+
 void print_error(std::string_view message) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", one_line(message).c_str());
+    std::fprintf(stderr, "error: %s\n", terminal_line(message).c_str());
     std::fflush(stderr);
 }
 
 void print_warning(std::string_view message) {
     std::fflush(stdout);
-    std::fprintf(stderr, "warning: %s\n", one_line(message).c_str());
+    std::fprintf(stderr, "warning: %s\n", terminal_line(message).c_str());
     std::fflush(stderr);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // How the command line fails: every problem becomes exactly one line "error: …" on stderr and exit
 // code 2 — usage mistakes, bad files, library exceptions alike. Warnings are "warning: …" lines.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@ struct Failure : std::runtime_error {
 // own indented line) are joined with "; " (or a space after a trailing ':').
 std::string one_line(std::string_view message);
 
+// one_line(message), then made safe for a terminal (remat::printable: control bytes and invalid UTF-8
+// as \xNN, so a file cannot forge a line) and cut to at most longest_line bytes.
+inline constexpr std::size_t longest_line = 4000;
+std::string terminal_line(std::string_view message);
 void print_error(std::string_view message);    // "error: <message>" on stderr
 void print_warning(std::string_view message);  // "warning: <message>" on stderr
 

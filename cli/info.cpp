@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "remat/core/in_quotes.hpp"
 #include "remat/hf/weight_files.hpp"
 #include "cli/errors.hpp"
 #include "cli/model_folder.hpp"
@@ -24,7 +25,7 @@ std::string value_text(const nlohmann::json& v) {
         const auto r = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v.get<double>()));
         return std::string(buffer, r.ptr);
     }
-    if (v.is_string()) return v.get<std::string>();
+    if (v.is_string()) return printable(v.get<std::string>(), 200);
     return v.dump();
 }
 
@@ -32,16 +33,16 @@ int info_file(const fs::path& path) {
     const auto file = hf::SafetensorsFile::open(path);
     std::size_t bytes = 0;
     for (const hf::TensorInfo& t : file.tensors()) bytes += t.end - t.begin;
-    std::printf("file: %s\n", path.string().c_str());
+    std::printf("file: %s\n", printable(path.string()).c_str());
     std::printf("tensors: %zu (%zu bytes of data)\n", file.tensors().size(), bytes);
     for (const hf::TensorInfo& t : file.tensors())
-        std::printf("  %s %s %s [%zu, %zu)\n", t.name.c_str(), std::string(hf::name(t.dtype)).c_str(),
+        std::printf("  %s %s %s [%zu, %zu)\n", printable(t.name).c_str(), std::string(hf::name(t.dtype)).c_str(),
                     to_string(t.shape).c_str(), t.begin, t.end);
     if (file.metadata().empty()) {
         std::printf("metadata: none\n");
     } else {
         std::printf("metadata:\n");
-        for (const auto& [key, value] : file.metadata()) std::printf("  %s: %s\n", key.c_str(), value.c_str());
+        for (const auto& [key, value] : file.metadata()) std::printf("  %s: %s\n", printable(key).c_str(), printable(value).c_str());
     }
     return exit_ok;
 }
@@ -54,7 +55,7 @@ int info_folder(const fs::path& dir) {
     const std::size_t parameters = load_model(folder, Policy::none(), nullptr, &report)->count_parameters();
     const auto files = hf::WeightFiles::open(dir);
 
-    std::printf("model: %s\n", dir.string().c_str());
+    std::printf("model: %s\n", printable(dir.string()).c_str());
     std::printf("architecture: %s\n", folder.architecture->hf_class.c_str());
     std::printf("config: %s\n", folder.config.string().c_str());
     std::printf("  model_type: %s\n", value_text(config["model_type"]).c_str());
@@ -64,7 +65,7 @@ int info_folder(const fs::path& dir) {
     std::printf("checkpoint: %s (%zu tensors)\n", files.description().c_str(), names.size());
     for (const std::string& n : names) {
         const hf::TensorInfo* t = files.find(n);
-        std::printf("  %s %s %s\n", n.c_str(), std::string(hf::name(t->dtype)).c_str(), to_string(t->shape).c_str());
+        std::printf("  %s %s %s\n", printable(n).c_str(), std::string(hf::name(t->dtype)).c_str(), to_string(t->shape).c_str());
     }
     std::printf("parameters: %zu\n", parameters);
     for (const std::string& w : report.warnings) print_warning(w);

@@ -3,17 +3,39 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
 
 #include "cli/errors.hpp"
+#include "remat/core/in_quotes.hpp"
 
 namespace remat::cli {
 
+std::int64_t largest_count(const std::string& option) {
+    // Far above any real run, low enough that an absurd value is refused at once instead of running
+    // until killed, and that no product of them overflows (docs/cli.md, "Limits").
+    static const std::map<std::string, std::int64_t> largest = {
+        {"--steps", 10'000'000'000},        {"--epochs", 1'000'000},         {"--warmup", 10'000'000'000},
+        {"--validate-every", 10'000'000'000}, {"--save-every", 10'000'000'000}, {"--log-every", 10'000'000'000},
+        {"--keep", 1'000'000},              {"--repeat", 1'000'000},         {"--rounds", 100},
+        {"--batch", 1 << 20},               {"--accumulate", 1 << 20},       {"--seq", 1 << 24},
+        {"--valid-windows", std::int64_t{1} << 40}, {"--valid-docs", std::int64_t{1} << 40},
+        {"--n-layer", 1 << 24},             {"--n-embd", 1 << 24},           {"--n-head", 1 << 24},
+        {"--vocab-size", 1 << 24},          {"--n-positions", 1 << 24}};
+    const auto it = largest.find(option);
+    return it == largest.end() ? std::numeric_limits<std::int64_t>::max() : it->second;
+}
+
 std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum) {
+    const std::int64_t maximum = largest_count(option);
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || value < minimum)
-        throw Failure(option + " must be a whole number of at least " + std::to_string(minimum) + ", got \"" + text +
-                      "\"");
+    if (error != std::errc() || end != text.data() + text.size() || value < minimum || value > maximum)
+        throw Failure(option + " must be a whole number " +
+                      (maximum == std::numeric_limits<std::int64_t>::max()
+                           ? "of at least " + std::to_string(minimum)
+                           : "from " + std::to_string(minimum) + " to " + std::to_string(maximum)) +
+                      ", got \"" + printable(text, 80) + "\"");
     return value;
 }
 

@@ -9,8 +9,11 @@
 
 namespace remat::cli {
 
-// A whole number >= minimum.
+// A whole number from minimum to largest_count(option).
 std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t minimum);
+// The bound of a count option: --steps 10^10, --repeat 10^6, --batch 2^20, --seq 2^24, … (no bound:
+// the largest int64).
+std::int64_t largest_count(const std::string& option);
 // A finite number >= minimum (> minimum when `exclusive`).
 float parse_number(const std::string& option, const std::string& text, float minimum, bool exclusive);
 // The shortest decimal that reads back as the same float: "0.003", "5e-05".

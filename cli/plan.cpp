@@ -6,6 +6,7 @@
 
 #include "cli/checkpoint_plan.hpp"
 #include "cli/errors.hpp"
+#include "cli/run_size.hpp"
 #include "cli/flags.hpp"
 #include "cli/model_folder.hpp"
 #include "remat/ad/tape.hpp"
@@ -41,6 +42,8 @@ int plan(const PlanOptions& o) {
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     const auto batch = static_cast<std::size_t>(o.batch);
+    check_run_fits("--batch " + std::to_string(batch) + " --seq " + std::to_string(seq), checkpoint_weight_bytes(folder.dir), batch,
+                   seq, config.sizes.vocab_size, {.weight_copies = 2, .logit_copies = 2});
     auto model = load_model(folder, Policy::blocks());
     model->set_training(true);
 

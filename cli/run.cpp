@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
 #include "cli/checkpoint_plan.hpp"
 #include "cli/errors.hpp"
+#include "cli/not_finite.hpp"
+#include "cli/run_size.hpp"
 #include "cli/inputs.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
@@ -140,6 +143,9 @@ int run(const RunOptions& options) {
                       "'s masked-LM loss needs labels");
     const models::Inputs in{batch.input_ids, batch.attention_mask ? *batch.attention_mask : IdTensor(),
                             batch.token_type_ids ? *batch.token_type_ids : IdTensor()};
+    check_run_fits(options.input.string() + ": input_ids " + to_string(batch.input_ids.shape()), checkpoint_weight_bytes(folder.dir),
+                   batch.input_ids.shape()[0], batch.input_ids.shape()[1], summary.sizes.vocab_size,
+                   {.weight_copies = options.grads ? 2u : 1u, .logit_copies = labels ? 2u : 1u});
 
     auto model = load_model(folder, requested);
     model->set_training(false);
@@ -157,6 +163,14 @@ int run(const RunOptions& options) {
         },
         0, logits_bytes);
     const Measured m = measure(*model, in, labels, static_cast<std::size_t>(options.repeat));
+    // A NaN is an error naming where it appeared, not a file of NaNs and exit code 0.
+    const float* out = m.logits->data();
+    if (m.loss && !std::isfinite(*m.loss))
+        throw Failure("the loss is " + not_finite_kind(*m.loss) + where_not_finite(*model, in) + "; " + options.output.string() +
+                      " not written");
+    if (!std::all_of(out, out + m.logits->size(), [](float x) { return std::isfinite(x); }))
+        throw Failure("the model's output is not finite" + where_not_finite(*model, in) + "; " + options.output.string() +
+                      " not written");
     write_output(options, architecture, policy, *model, m);
     return exit_ok;
 }

@@ -12,6 +12,8 @@
 
 #include "cli/checkpoint_plan.hpp"
 #include "cli/errors.hpp"
+#include "cli/not_finite.hpp"
+#include "cli/run_size.hpp"
 #include "cli/flags.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/model_folder.hpp"
@@ -249,6 +251,8 @@ int train(const TrainOptions& o) {
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
+    check_run_fits("--batch " + std::to_string(batch) + " --seq " + std::to_string(seq), checkpoint_weight_bytes(folder.dir), batch,
+                   seq, config.sizes.vocab_size, {.weight_copies = 4, .logit_copies = 2});
     if (o.save) prepare_output_folder(*o.save);
     if (o.log) {
         Reading reading = model_folder_files(o.dir);
@@ -370,6 +374,8 @@ int train(const TrainOptions& o) {
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     float first_loss = 0, last_loss = 0;
     std::optional<double> last_valid;
+    // The latest micro-batch, to find where a NaN appeared; allocated here, so that steps do not.
+    IdTensor last_batch = IdTensor::from_shape({batch, seq});
     while (state.step < total && !interrupt_signal()) {
         const auto start = Clock::now();
         const float lr = schedule(state.step);
@@ -382,14 +388,18 @@ int train(const TrainOptions& o) {
             const auto in = objective.make(stream.next(batch, state),
                                            {.seed = o.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
             data_seconds += since(data_start);
+            if (last_batch.shape() == in.input_ids.shape())
+                std::copy(in.input_ids.begin(), in.input_ids.end(), last_batch.begin());
+            else
+                last_batch = in.input_ids;
             return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
         });
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
             progress.finish();
             throw Failure("step " + std::to_string(step) + ": the " + (std::isfinite(g.loss) ? "gradient norm" : "loss") +
-                          " is " + (std::isnan(std::isfinite(g.loss) ? norm : g.loss) ? "nan" : "infinite") +
-                          "; stopped" + (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
+                          " is " + not_finite_kind(std::isfinite(g.loss) ? norm : g.loss) +
+                          (std::isfinite(g.loss) ? "" : where_not_finite(*model, {.input_ids = last_batch})) + "; stopped" + (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
                           "; try a lower --lr or --clip");
         }
         optimiser->update(g.grads);

@@ -26,17 +26,16 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
         if ((byte(i + k) & 0xC0) != 0x80) return 0;
     return n;
 }
-}  // namespace
 
-std::string in_quotes(std::string_view s, std::size_t longest) {
+// s escaped into out: control bytes and invalid UTF-8 as \xNN, and `"` and `\` too when `quoting`.
+void escape(std::string_view s, std::size_t longest, bool quoting, std::string& q) {
     static const char hex[] = "0123456789abcdef";
-    std::string q(1, '"');
     std::size_t i = 0;
     while (i < s.size()) {
         const auto c = static_cast<unsigned char>(s[i]);
         const std::size_t n = c < 0x80 ? 1 : utf8_length(s, i);
         if (i + (n ? n : 1) > longest) break;
-        if (c == '"' || c == '\\') {
+        if (quoting && (c == '"' || c == '\\')) {
             q += '\\';
             q += static_cast<char>(c);
         } else if (c < 0x20 || c == 0x7f || n == 0) {
@@ -49,8 +48,20 @@ std::string in_quotes(std::string_view s, std::size_t longest) {
         i += n ? n : 1;
     }
     if (i < s.size()) q += "...";
+}
+}  // namespace
+
+std::string in_quotes(std::string_view s, std::size_t longest) {
+    std::string q(1, '"');
+    escape(s, longest, true, q);
     q += '"';
     return q;
+}
+
+std::string printable(std::string_view s, std::size_t longest) {
+    std::string out;
+    escape(s, longest, false, out);
+    return out;
 }
 
 }  // namespace remat

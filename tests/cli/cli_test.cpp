@@ -129,9 +129,9 @@ TEST_CASE("help and usage") {
     check_error({"run"}, "DIR is required (see remat run --help)");
     check_error({"run", "x", "--out", "o.safetensors"}, "--input is required (see remat run --help)");
     check_error({"run", "x", "-i", "in", "-o", "out", "--repeat", "many"},
-                "--repeat must be a whole number of at least 1, got \"many\"");
+                "--repeat must be a whole number from 1 to 1000000, got \"many\"");
     check_error({"run", "x", "-i", "in", "-o", "out", "--repeat", "99999999999999999999"},
-                "--repeat must be a whole number of at least 1, got \"99999999999999999999\"");
+                "--repeat must be a whole number from 1 to 1000000, got \"99999999999999999999\"");
 }
 
 TEST_CASE("info on a model folder") {
@@ -415,7 +415,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
         check_error(run(gpt2_dir, good, {"--checkpoint", "most"}),
                     "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
         check_error(run(gpt2_dir, good, {"--checkpoint", "every:0"}), "--checkpoint: checkpoint policy every:K needs K ≥ 1");
-        check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be a whole number of at least 1, got \"0\"");
+        check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be a whole number from 1 to 1000000, got \"0\"");
     }
     SUBCASE("the output") {
         const std::string missing = (s / "no-such-folder" / "out.safetensors").string();
@@ -543,7 +543,7 @@ TEST_CASE("init writes a HuggingFace model folder, deterministically for a seed"
         check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-embd", "30", "--n-head", "4"},
                     "GPT-2 config: n_embd = 30 is not divisible by n_head = 4");
         check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-layer", "0"},
-                    "--n-layer must be a whole number of at least 1, got \"0\"");
+                    "--n-layer must be a whole number from 1 to 16777216, got \"0\"");
         check_error({"init", (s / "x").string()}, "--arch is required (see remat init --help)");
         write_text(s / "a-file", "x");
         check_error({"init", (s / "a-file").string(), "--arch", "gpt2"}, (s / "a-file").string() + ": exists and is not a folder");
@@ -645,10 +645,10 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         check_error({"train", m, "--data", (s / "none.txt").string()},
                     (s / "none.txt").string() + ": no such file or folder");
         check_error({"train", m, "--data", data.string(), "--seq", "65"}, "--seq 65 is longer than the model's n_positions 64");
-        check_error({"train", m, "--data", data.string(), "--seq", "1"}, "--seq must be a whole number of at least 2, got \"1\"");
+        check_error({"train", m, "--data", data.string(), "--seq", "1"}, "--seq must be a whole number from 2 to 16777216, got \"1\"");
         check_error({"train", m, "--data", data.string(), "--lr", "0"}, "--lr must be a number above 0, got \"0\"");
         check_error({"train", m, "--data", data.string(), "--lr", "nan"}, "--lr must be a number above 0, got \"nan\"");
-        check_error({"train", m, "--data", data.string(), "--steps", "-3"}, "--steps must be a whole number of at least 1, got \"-3\"");
+        check_error({"train", m, "--data", data.string(), "--steps", "-3"}, "--steps must be a whole number from 1 to 10000000000, got \"-3\"");
         check_error({"train", m, "--data", data.string(), "--checkpoint", "most"},
                     "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
         check_error({"train", m}, "--data is required (see remat train --help)");
@@ -753,7 +753,7 @@ TEST_CASE("demo: plain and checkpointed runs side by side, gradients bitwise equ
     SUBCASE("bad input") {
         check_error({"demo", (scratch() / "nothing").string()}, (scratch() / "nothing").string() + ": no such file or folder");
         check_error({"demo", "--seq", "129"}, "--seq 129 is longer than the model's n_positions 128");
-        check_error({"demo", "--batch", "0"}, "--batch must be a whole number of at least 1, got \"0\"");
+        check_error({"demo", "--batch", "0"}, "--batch must be a whole number from 1 to 1048576, got \"0\"");
     }
 }
 

@@ -73,7 +73,7 @@ TEST_CASE("encode") {
         check_error({"encode", tokdir.string(), docs, "-o", out, "--valid-docs", "1", "--valid-fraction", "0.5"},
                     "--valid-fraction excludes --valid-docs (see remat encode --help)");
         check_error({"encode", tokdir.string(), docs, "-o", out, "--valid-docs", "0"},
-                    "--valid-docs must be a whole number of at least 1, got \"0\"");
+                    "--valid-docs must be a whole number from 1 to 1099511627776, got \"0\"");
         check_error({"encode", tokdir.string(), docs, "-o", out, "--valid-docs", "2"},
                     "encode: 2 validation documents of 2: give at least 1 and at most 1");
         check_error({"encode", tokdir.string(), docs, "-o", out, "--valid-fraction", "1"},

@@ -224,7 +224,8 @@ TEST_CASE("a non-finite loss stops the run: exit 2, one error line, the final mo
     const std::string error = r.err.substr(r.err.find("\nerror: ") + 1);
     REQUIRE(error.starts_with("error: step "));
     CHECK(std::count(error.begin(), error.end(), '\n') == 1);
-    CHECK((error.find(" is nan; stopped (") != std::string::npos || r.err.find(" is infinite; stopped (") != std::string::npos));
+    CHECK((error.find(" is nan") != std::string::npos || error.find(" is infinite") != std::string::npos));
+    CHECK(error.find("; stopped (") != std::string::npos);
     CHECK(r.err.find(out.string() + " keeps only its earlier checkpoints); try a lower --lr or --clip") != std::string::npos);
     CHECK_FALSE(fs::exists(out / "model.safetensors"));
     CHECK(fs::exists(out / "checkpoint-1" / "model.safetensors"));
@@ -236,7 +237,7 @@ TEST_CASE("the run's arguments: contradictions and a changed resume are errors n
     check_error({"train", m, "--data", d, "--keep", "2"}, "--save-every and --keep need --save");
     check_error({"train", m, "--data", d, "--validate-every", "2"}, "--validate-every needs --valid");
     check_error({"train", m, "--data", d, "--epochs", "9223372036854775807"},
-                "--epochs 9223372036854775807 over 77 windows is more steps than a run can count");
+                "--epochs must be a whole number from 1 to 1000000, got \"9223372036854775807\"");
     check_error({"train", m, "--data", d, "--schedule", "steep"}, "--schedule must be constant, linear or cosine, got \"steep\"");
     check_error({"train", m, "--data", d, "--lr", "1e-3", "--min-lr", "1e-2"}, "--min-lr 0.01 is above --lr 0.001");
     check_error({"train", m, "--data", d, "--seq", "64", "--batch", "100", "--epochs", "1"},

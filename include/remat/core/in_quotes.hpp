@@ -16,4 +16,10 @@ namespace remat {
 // in_quotes("h.0.attn") is "\"h.0.attn\""; in_quotes("os\x01.system") is "\"os\\x01.system\"".
 std::string in_quotes(std::string_view s, std::size_t longest = 200);
 
+// s made safe for a terminal and valid UTF-8, otherwise as it is (no quotes, `"` and `\` kept):
+// control bytes and bytes that are not part of valid UTF-8 as \xNN, cut after `longest` bytes with
+// "...". The last line of defence for whole messages and listings; names inside messages are quoted
+// by in_quotes.
+std::string printable(std::string_view s, std::size_t longest = static_cast<std::size_t>(-1));
+
 }  // namespace remat
