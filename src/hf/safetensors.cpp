@@ -467,7 +467,9 @@ Tensor SafetensorsFile::read_float(const TensorInfo& t) const {
     if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && t.dtype != DType::F64)
         throw FormatError(path_.string() + ": " + tensor_label(t.name) + ": dtype " + std::string(name(t.dtype)) +
                           " cannot be read as float (F32, F16, BF16 or F64 expected)");
-    auto [data, count] = checked(*this, t);
+    const auto bytes_and_count = checked(*this, t);  // not a structured binding: clang 14 cannot capture one
+    const std::span<const std::byte> data = bytes_and_count.first;
+    const std::size_t count = bytes_and_count.second;
     Tensor out = shaped<Tensor>(t.shape);
     float* p = out.data();
     guard(data, [&] {
@@ -488,7 +490,9 @@ IdTensor SafetensorsFile::read_int(const TensorInfo& t) const {
     if (d != DType::I64 && d != DType::I32 && d != DType::I16 && d != DType::I8 && d != DType::U32 && d != DType::U16 && d != DType::U8)
         throw FormatError(path_.string() + ": " + tensor_label(t.name) + ": dtype " + std::string(name(d)) +
                           " cannot be read as integers (I64, I32, I16, I8, U32, U16 or U8 expected)");
-    auto [data, count] = checked(*this, t);
+    const auto bytes_and_count = checked(*this, t);  // not a structured binding: clang 14 cannot capture one
+    const std::span<const std::byte> data = bytes_and_count.first;
+    const std::size_t count = bytes_and_count.second;
     IdTensor out = shaped<IdTensor>(t.shape);
     std::int64_t* p = out.data();
     auto widen = [](auto x) { return static_cast<std::int64_t>(x); };

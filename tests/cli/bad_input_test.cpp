@@ -20,6 +20,9 @@ using namespace remat;
 namespace {
 using Json = nlohmann::ordered_json;
 
+// remat runs under 1 GiB of address space (ulimit -v): a refusal that over-allocates fails here.
+const cli_test::ChildMemoryLimit one_gib(rlim_t{1} << 30);
+
 std::string le64(std::uint64_t n) {
     std::string s(8, '\0');
     for (std::size_t i = 0; i < 8; ++i) s[i] = static_cast<char>(n >> (8 * i));

@@ -4,12 +4,17 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,6 +69,28 @@ struct Redirect {
     int flags = O_WRONLY | O_CREAT | O_TRUNC;
 };
 
+// The address-space limit (ulimit -v) remat is started under, if any.
+inline std::optional<rlim_t>& child_memory_limit() {
+    static std::optional<rlim_t> limit;
+    return limit;
+}
+
+// While one lives, remat runs under `bytes` of address space, so that a refusal which over-allocates
+// fails its test instead of passing slowly. Not under AddressSanitizer, whose shadow memory alone
+// reserves terabytes of address space.
+struct ChildMemoryLimit {
+    explicit ChildMemoryLimit(rlim_t bytes) {
+#if !defined(__SANITIZE_ADDRESS__)
+        child_memory_limit() = bytes;
+#else
+        (void)bytes;
+#endif
+    }
+    ~ChildMemoryLimit() { child_memory_limit().reset(); }
+    ChildMemoryLimit(const ChildMemoryLimit&) = delete;
+    ChildMemoryLimit& operator=(const ChildMemoryLimit&) = delete;
+};
+
 // Starts $REMAT_BIN with the arguments, without waiting for it.
 inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& out, const Redirect& err) {
     const char* bin = std::getenv("REMAT_BIN");
@@ -76,7 +103,17 @@ inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& o
     posix_spawn_file_actions_addopen(&actions, 1, out.path.c_str(), out.flags, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.path.c_str(), err.flags, 0644);
     pid_t pid;
+    // posix_spawn has no rlimit attribute: the child inherits this process's limit, lowered only
+    // around the spawn.
+    struct rlimit before {};
+    ::getrlimit(RLIMIT_AS, &before);
+    if (child_memory_limit()) {
+        struct rlimit lowered = before;
+        lowered.rlim_cur = std::min(*child_memory_limit(), before.rlim_max);
+        ::setrlimit(RLIMIT_AS, &lowered);
+    }
     const int spawned = posix_spawn(&pid, bin, &actions, nullptr, argv.data(), environ);
+    if (child_memory_limit()) ::setrlimit(RLIMIT_AS, &before);
     posix_spawn_file_actions_destroy(&actions);
     REQUIRE(spawned == 0);
     return pid;
@@ -86,8 +123,20 @@ inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& o
 inline Result run_remat(const std::vector<std::string>& args) {
     const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
     const pid_t pid = start_remat(args, {out.string()}, {err.string()});
+    // A hang (a FIFO waiting for a writer, /dev/zero read to the end) fails the test, not the suite.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
     int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    while (true) {
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        REQUIRE(done >= 0);
+        if (done == pid) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            FAIL("remat did not finish within 2 minutes: ", args.empty() ? "" : args[0]);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     REQUIRE_MESSAGE(WIFEXITED(status), "remat was killed by signal " << WTERMSIG(status));
     return {WEXITSTATUS(status), read_text(out), read_text(err)};
 }

@@ -256,11 +256,57 @@ def token_file_seeds():
     write(t, "count-wraps-to-size", token_file([1, 2], count=0x7FFFFFFFFFFFFFE1))
 
 
+def read_fixture(*parts):
+    with open(os.path.join(FIXTURES, *parts), "rb") as f:
+        return f.read()
+
+
+def tokenizer_seeds():
+    """The first byte picks the file the rest is: 0 tokenizer.json, 1 vocab.json, 2 merges.txt."""
+    t = "tokenizer"
+    clear(t)
+    tokenizer_json = read_fixture("tokenizer", "tokenizer.json")
+    vocab_json = read_fixture("tokenizer", "vocab.json")
+    merges_txt = read_fixture("tokenizer", "merges.txt")
+    write(t, "tokenizer-json", b"\x00" + tokenizer_json)
+    write(t, "vocab-json", b"\x01" + vocab_json)
+    write(t, "merges-txt", b"\x02" + merges_txt)
+    write(t, "merges-few", b"\x02#version: 0.2\n" + b"\n".join(merges_txt.split(b"\n")[1:4]) + b"\n")
+    write(t, "vocab-duplicate-id", b"\x01" + vocab_json.replace(b"{", b'{"zz": 0, ', 1))
+    write(t, "vocab-deep", b"\x01" + b"[" * 100 + b"]" * 100)
+    write(t, "vocab-trailing", b"\x01" + vocab_json + b"\x00garbage")
+    write(t, "merges-bad-line", b"\x02#version: 0.2\na b c\n")
+    write(t, "tokenizer-not-bpe", b"\x00" + json.dumps({"model": {"type": "WordPiece", "vocab": {}}}).encode())
+    write(t, "tokenizer-deep-added", b"\x00" + b'{"added_tokens": ' + b"[" * 70 + b"]" * 70 + b"}")
+
+
+def config_model_seeds():
+    """config.json texts, each built over the tiny GPT-2 and BERT checkpoints."""
+    t = "config_model"
+    clear(t)
+    gpt2 = json.loads(read_fixture("gpt2-tiny", "config.json"))
+    bert = json.loads(read_fixture("bert-tiny", "config.json"))
+    write(t, "gpt2", json.dumps(gpt2))
+    write(t, "bert", json.dumps(bert))
+    for name, change in [("gpt2-layers-0", {"n_layer": 0}), ("gpt2-layers-1e5", {"n_layer": 100000}),
+                         ("gpt2-vocab-2e62", {"vocab_size": 1 << 62}), ("gpt2-embd-2e40", {"n_embd": 1 << 40, "n_head": 1}),
+                         ("gpt2-vocab-65", {"vocab_size": 65}), ("gpt2-inner", {"n_inner": 1 << 23}),
+                         ("gpt2-relu", {"activation_function": "relu"})]:
+        write(t, name, json.dumps(dict(gpt2, **change)))
+    for name, change in [("bert-layers-1e5", {"num_hidden_layers": 100000}), ("bert-pad", {"pad_token_id": 63}),
+                         ("bert-intermediate", {"intermediate_size": 1 << 24}), ("bert-types", {"type_vocab_size": 1 << 20})]:
+        write(t, name, json.dumps(dict(bert, **change)))
+    write(t, "nested", '{"model_type": "gpt2", "n_layer": ' + "[" * 80 + "]" * 80 + "}")
+    write(t, "duplicate", '{"model_type": "gpt2", "n_layer": 1, "n_layer": 2}')
+
+
 if __name__ == "__main__":
     safetensors_seeds()
     index_seeds()
     config_seeds()
     pytorch_bin_seeds()
     token_file_seeds()
+    tokenizer_seeds()
+    config_model_seeds()
     total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(CORPUS, "*", "*")))
     print("corpus: %d files, %d bytes" % (len(glob.glob(os.path.join(CORPUS, "*", "*"))), total))
