@@ -30,3 +30,11 @@ TEST_CASE("in_quotes") {
         CHECK(in_quotes("ab\xc3\xa9", 4) == "\"ab\xc3\xa9\"");
     }
 }
+
+TEST_CASE("printable: a whole line made safe for a terminal, quotes and backslashes kept") {
+    CHECK(remat::printable("tensor \"a\": shape (2,)") == "tensor \"a\": shape (2,)");
+    CHECK(remat::printable("x\x1b[31m\nerror: forged") == "x\\x1b[31m\\x0aerror: forged");
+    CHECK(remat::printable("caf\xc3\xa9 \xff end") == "caf\xc3\xa9 \\xff end");  // valid UTF-8 kept, a stray byte escaped
+    CHECK(remat::printable("C:\\path") == "C:\\path");
+    CHECK(remat::printable(std::string(10, 'a'), 4) == "aaaa...");
+}
