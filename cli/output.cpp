@@ -9,22 +9,13 @@
 #include <string>
 
 #include "cli/errors.hpp"
+#include "remat/core/files.hpp"
 
 namespace remat::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// What a path that exists and is not a regular file names, for messages.
-std::string kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a folder";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
 
 void check_writable(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
@@ -48,7 +39,8 @@ void check_output_file(const std::string& flag, const fs::path& out, const Readi
     if (::stat(out.c_str(), &target) == 0) {  // follows a symlink: what the path names
         if (S_ISDIR(target.st_mode)) throw Failure(out.string() + ": cannot write: it is a folder");
         if (!S_ISREG(target.st_mode))
-            throw Failure(out.string() + ": is " + kind(target.st_mode) + "; " + flag + " takes a regular file or a new path");
+            throw Failure(out.string() + ": is " + special_file_kind(target.st_mode) + "; " + flag +
+                          " takes a regular file or a new path");
         for (const fs::path& in : reading) {
             struct stat source {};
             if (::stat(in.c_str(), &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino)

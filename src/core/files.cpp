@@ -20,15 +20,16 @@ namespace {
 [[noreturn]] void fail_errno(const std::filesystem::path& path, int error) {
     fail(path, "cannot read: " + std::generic_category().message(error));
 }
-// What a path that is not a regular file names.
-std::string kind(mode_t mode) {
+}  // namespace
+
+std::string special_file_kind(unsigned mode) {
+    if (S_ISDIR(mode)) return "a folder";
     if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
     if (S_ISCHR(mode)) return "a character device";
     if (S_ISBLK(mode)) return "a block device";
     if (S_ISSOCK(mode)) return "a socket";
     return "not a regular file";
 }
-}  // namespace
 
 ReadableFile::~ReadableFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -44,7 +45,7 @@ ReadableFile open_regular_file(const std::filesystem::path& path) {
     struct stat st {};
     if (::fstat(f.fd_, &st) != 0) fail_errno(path, errno);
     if (S_ISDIR(st.st_mode)) fail(path, "is a folder, expected a file");
-    if (!S_ISREG(st.st_mode)) fail(path, "is " + kind(st.st_mode) + ", expected a regular file");
+    if (!S_ISREG(st.st_mode)) fail(path, "is " + special_file_kind(st.st_mode) + ", expected a regular file");
     if (::fcntl(f.fd_, F_SETFL, ::fcntl(f.fd_, F_GETFL) & ~O_NONBLOCK) != 0) fail_errno(path, errno);
     f.size_ = static_cast<std::size_t>(st.st_size);
     return f;

@@ -1,8 +1,13 @@
 #include "src/core/guarded_read.hpp"
 
+#include <sys/stat.h>
+
 #include <csetjmp>
 #include <csignal>
 #include <mutex>
+#include <string>
+
+#include "remat/core/error.hpp"
 
 namespace remat::detail {
 
@@ -44,6 +49,13 @@ void install_once() {
 }
 
 }  // namespace
+
+void throw_shrank(const std::filesystem::path& path, std::size_t size_when_opened) {
+    struct stat st {};
+    const std::string now = ::stat(path.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
+    throw FormatError(path.string() + ": the file shrank while it was being read (" + std::to_string(size_when_opened) +
+                      " bytes when opened, now " + now + "): was it overwritten in place?");
+}
 
 bool guarded_read(const void* begin, std::size_t size, void (*read)(void* context), void* context) {
     install_once();

@@ -71,10 +71,7 @@ bool is_token_file(const fs::path& path) {
 template <class Read>
 void TokenFile::guard(const std::byte* from, std::size_t n, Read&& read) const {
     if (n == 0 || detail::guarded_read(from, n, read)) return;
-    struct stat st {};
-    const std::string now = ::stat(path_.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
-    fail(path_, "the file shrank while it was being read (" + std::to_string(map_bytes_) + " bytes when opened, now " + now +
-                    "): was it overwritten in place?");
+    detail::throw_shrank(path_, map_bytes_);
 }
 
 TokenFile TokenFile::open(const fs::path& path) {

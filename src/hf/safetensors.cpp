@@ -426,10 +426,7 @@ void SafetensorsFile::copy_out(const std::byte* from, void* to, std::size_t n) c
 template <class Read>
 void SafetensorsFile::guard(std::span<const std::byte> mapped, Read&& read) const {
     if (mapped.empty() || remat::detail::guarded_read(mapped.data(), mapped.size(), read)) return;
-    struct stat st {};
-    const std::string now = ::stat(path_.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
-    throw FormatError(path_.string() + ": the file shrank while it was being read (" + std::to_string(map_size_) +
-                      " bytes when opened, now " + now + "): was it overwritten in place?");
+    remat::detail::throw_shrank(path_, map_size_);
 }
 
 std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& t) const {

@@ -24,6 +24,10 @@ private:
     std::size_t size_ = 0;
 };
 
+// What a file of this st_mode is, for messages: "a folder", "a FIFO (named pipe)", "a character
+// device", "a block device", "a socket".
+std::string special_file_kind(unsigned mode);
+
 // Opens `path` for reading if it is a regular file — without blocking, whatever it is. Throws
 // FormatError starting with the path:
 //   "<path>: cannot read: <reason>"     (errno's text: "No such file or directory", …)
