@@ -6,7 +6,7 @@ namespace remat::models {
 
 std::size_t build_limit(const hf::WeightFiles& files) {
     const std::size_t tensors = files.float32_bytes();
-    const std::size_t slack = tensors / 8 + (std::size_t{64} << 20);
+    const std::size_t slack = tensors / 8 + (std::size_t{16} << 20);
     return tensors > static_cast<std::size_t>(-1) - slack ? static_cast<std::size_t>(-1) : tensors + slack;
 }
 

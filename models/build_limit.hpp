@@ -15,7 +15,7 @@
 
 namespace remat::models {
 
-// What building a model for `files` may allocate: the tensors as float32, an eighth more and 64 MiB
+// What building a model for `files` may allocate: the tensors as float32, an eighth more and 16 MiB
 // for buffers the checkpoint does not hold and the construction's temporaries.
 std::size_t build_limit(const hf::WeightFiles& files);
 

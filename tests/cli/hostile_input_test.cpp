@@ -98,7 +98,7 @@ TEST_CASE("1. sizes are checked before anything is allocated for them") {
     refused({"info", wide.string()}, (wide / "config.json").string() + ": GPT-2 config: n_embd = 1099511627776 is over the limit of 16777216");
     const fs::path deep = model_with("layers-1e5", [](auto& c) { c["n_layer"] = 100000; });
     refused({"info", deep.string()}, (deep / "config.json").string() + ": describes a model larger than " +
-                                         (deep / "model.safetensors").string() + " holds (building it passed 64.0 MiB; ...");
+                                         (deep / "model.safetensors").string() + " holds (building it passed 16.0 MiB; ...");
     // Within what the checkpoint justifies, but missing hundreds of tensors: ten named, the rest counted.
     const fs::path forty = model_with("layers-40", [](auto& c) { c["n_layer"] = 40; });
     const Result r = run_remat({"info", forty.string()});
