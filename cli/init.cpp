@@ -52,13 +52,21 @@ std::unique_ptr<models::Model> create_within_memory(const models::Architecture& 
     const planning::MemoryLimit memory = planning::memory_limit();
     const std::size_t used = memory.resident + planning::memory_margin(memory.limit);
     const std::size_t left = memory.limit > used ? memory.limit - used : 0;
+    const models::Sizes s = architecture.summary(config).sizes;
+    auto too_large = [&] {
+        return Failure(describe(architecture, s) + " needs more than the " + readable_memory_size(left) + " of memory left (limit " +
+                       readable_memory_size(memory.limit) + " from " + memory.source + ")");
+    };
+    // Every architecture of the table holds at least its token embeddings and, per layer, an
+    // n_embd x n_embd projection: sizes whose floats alone cannot fit are refused without building.
+    const long double least = 4.0L * (static_cast<long double>(s.vocab_size) * s.n_embd +
+                                      static_cast<long double>(s.n_layer) * s.n_embd * s.n_embd);
+    if (least > static_cast<long double>(left)) throw too_large();
     try {
         memory::AllocationLimit limit(left);
         return architecture.create(config, init, nullptr, Policy::none());
     } catch (const memory::OverLimit&) {
-        throw Failure(describe(architecture, architecture.summary(config).sizes) + " needs more than the " +
-                      readable_memory_size(left) + " of memory left (limit " + readable_memory_size(memory.limit) + " from " +
-                      memory.source + ")");
+        throw too_large();
     }
 }
 

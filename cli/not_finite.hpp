@@ -12,6 +12,11 @@ namespace remat::cli {
 // finite (the loss itself, or the backward pass, made it).
 std::string where_not_finite(models::Model& model, const models::Inputs& in);
 
+// Throws Failure "<parameter> holds nan at index (3, 5); <consequence>" for the first parameter that
+// is not finite: an update can diverge after the last loss was computed (or a checkpoint hold a NaN
+// the loss never reads), and such weights must not be saved as a model.
+void check_parameters_finite(models::Model& model, const std::string& consequence);
+
 // "nan" or "infinite".
 std::string not_finite_kind(double value);
 

@@ -119,6 +119,7 @@ fs::path resume_folder(const fs::path& given) {
 // The trained model's files: an unchanged copy of the original config.json (HF fields remat does
 // not read survive), model.safetensors, and the tokenizer files; every file atomically.
 std::string save_model(models::Model& model, const ModelFolder& from, const fs::path& to) {
+    check_parameters_finite(model, to.string() + " not written (a diverged update, or a checkpoint that held it)");
     model.save(from.config_text, to);
     std::string written = "config.json, model.safetensors";
     std::error_code ec;

@@ -151,13 +151,12 @@ std::size_t AllocationLimit::used() const { return growth_under_limit > 0 ? stat
 
 namespace detail {
 void* allocate(std::size_t bytes) {
-    if (current_limit) {
-        const auto after = static_cast<long double>(growth_under_limit) + static_cast<long double>(bytes);
-        if (after > static_cast<long double>(current_limit->limit())) throw OverLimit(bytes, current_limit->limit());
-        growth_under_limit += static_cast<long long>(bytes);
-    }
+    if (current_limit &&
+        static_cast<long double>(growth_under_limit) + static_cast<long double>(bytes) > static_cast<long double>(current_limit->limit()))
+        throw OverLimit(bytes, current_limit->limit());
     void* p = bytes >= cached_from ? take_cached(bytes) : nullptr;
     if (!p) p = ::operator new(bytes == 0 ? 1 : bytes, alignment);
+    if (current_limit) growth_under_limit += static_cast<long long>(bytes);  // only once the block exists
     const std::size_t now = live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     raise(peak, now);
     raise(highest, now);

@@ -1,11 +1,14 @@
 #include "atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+
+#include "remat/core/files.hpp"
 
 namespace remat::hf::detail {
 
@@ -13,6 +16,11 @@ namespace fs = std::filesystem;
 
 AtomicFile::AtomicFile(const fs::path& target)
     : target_(target), path_(fs::path(target).concat(".tmp-" + std::to_string(::getpid()))) {
+    // The rename at the end replaces whatever the path names: only a regular file (or nothing) may be
+    // there — never a device such as /dev/null, a FIFO or a folder.
+    struct stat st {};
+    if (::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw FormatError(target_.string() + ": is " + special_file_kind(st.st_mode) + "; only a regular file can be replaced");
     // O_TRUNC: a stale file from a crashed process that had our pid is overwritten.
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ < 0) fail("cannot create");

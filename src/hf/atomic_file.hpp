@@ -19,7 +19,9 @@ namespace remat::hf::detail {
 class AtomicFile {
 public:
     // Creates the temporary (O_NOFOLLOW: never through a planted symlink). Failures throw FormatError
-    // "<target>: cannot create "<temporary>": <reason>", as do those of the calls below.
+    // "<target>: cannot create "<temporary>": <reason>", as do those of the calls below; a target that
+    // exists and is not a regular file (a device, a FIFO, a folder, or a symlink to one) is
+    // "<target>: is a character device; only a regular file can be replaced".
     explicit AtomicFile(const std::filesystem::path& target);
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;

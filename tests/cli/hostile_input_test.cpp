@@ -243,6 +243,34 @@ TEST_CASE("7. non-finite results are errors naming where they appeared") {
     refused({"run", nan_model.string(), "--input", in.string(), "--out", (scratch() / "hostile" / "nan.safetensors").string()},
             "the loss is nan (it first appears in the input of transformer.h.1.mlp.c_proj: input (1, 4, 64) has NaN at index ...");
     CHECK_FALSE(fs::exists(scratch() / "hostile" / "nan.safetensors"));
+    // A NaN the loss never reads (the position embedding of a position past --seq) is not saved as a model.
+    const fs::path unread = place("nan-unread");
+    REQUIRE(run_remat({"init", unread.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "16", "--n-head", "2",
+                       "--vocab-size", "256", "--n-positions", "32", "--force"}).code == 0);
+    {
+        const auto f = hf::SafetensorsFile::open(unread / "model.safetensors");
+        std::vector<Tensor> kept;
+        std::vector<hf::WriteTensor> entries;
+        kept.reserve(f.tensors().size());
+        for (const hf::TensorInfo& t : f.tensors()) {
+            kept.push_back(f.read_float(t));
+            if (t.name == "transformer.wpe.weight") kept.back()(31, 2) = std::nanf("");
+            entries.push_back(hf::f32(t.name, kept.back()));
+        }
+        const std::string bytes = [&] {
+            hf::write_safetensors(scratch() / "hostile" / "unread.safetensors", entries);
+            return read_text(scratch() / "hostile" / "unread.safetensors");
+        }();
+        write_text(unread / "model.safetensors", bytes);
+    }
+    write_text(scratch() / "hostile" / "d.txt", std::string(2000, 'b'));
+    const fs::path saved = scratch() / "hostile" / "nan-saved";
+    const Result trained = run_remat({"train", unread.string(), "--data", (scratch() / "hostile" / "d.txt").string(), "--steps", "1",
+                                      "--batch", "2", "--seq", "8", "--save", saved.string()});
+    CHECK(trained.code == 2);  // after the step (its progress is on stdout), at the save
+    CHECK(trained.err.ends_with("\nerror: transformer.wpe.weight holds nan at index (31, 2); " + saved.string() +
+                                " not written (a diverged update, or a checkpoint that held it)\n"));
+    CHECK_FALSE(fs::exists(saved / "model.safetensors"));
     // The demo: two diverged runs used to agree on "max gradient difference: 0".
     const Result r = run_remat({"demo", "--steps", "3", "--lr", "1e38", "--batch", "2", "--seq", "16"});
     CHECK(r.code == 2);

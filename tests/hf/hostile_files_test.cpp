@@ -126,3 +126,23 @@ TEST_CASE("a file truncated while mapped is an error naming it, not SIGBUS") {
         CHECK(out[99] == 7);
     }
 }
+
+TEST_CASE("the atomic writers replace only a regular file") {
+    const test::TempDir tmp("remat-hostile-files");
+    const Tensor one{1.0f};
+    fs::create_symlink("/dev/null", tmp / "null.safetensors");
+    CHECK(error_of([&] { hf::write_safetensors(tmp / "null.safetensors", {hf::f32("w", one)}); }) ==
+          (tmp / "null.safetensors").string() + ": is a character device; only a regular file can be replaced");
+    CHECK(fs::is_symlink(tmp / "null.safetensors"));
+    fifo(tmp / "pipe.safetensors");
+    CHECK(error_of([&] { hf::write_safetensors(tmp / "pipe.safetensors", {hf::f32("w", one)}); }) ==
+          (tmp / "pipe.safetensors").string() + ": is a FIFO (named pipe); only a regular file can be replaced");
+    fs::create_directory(tmp / "folder.safetensors");
+    CHECK(error_of([&] { hf::write_safetensors(tmp / "folder.safetensors", {hf::f32("w", one)}); }) ==
+          (tmp / "folder.safetensors").string() + ": is a folder; only a regular file can be replaced");
+    // Nothing left behind; a regular file (or a new path) is written as always.
+    CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 3);
+    hf::write_safetensors(tmp / "w.safetensors", {hf::f32("w", one)});
+    hf::write_safetensors(tmp / "w.safetensors", {hf::f32("w", one)});
+    CHECK(hf::SafetensorsFile::open(tmp / "w.safetensors").tensors().size() == 1);
+}

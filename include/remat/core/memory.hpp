@@ -39,7 +39,7 @@ public:
     AllocationLimit(const AllocationLimit&) = delete;
     AllocationLimit& operator=(const AllocationLimit&) = delete;
     std::size_t limit() const { return limit_; }
-    std::size_t used() const;  // growth so far
+    std::size_t used() const;  // growth so far (while this is the innermost scope)
 private:
     std::size_t limit_;
     AllocationLimit* outer_;
