@@ -51,6 +51,21 @@ fs::path model_replacing(const std::string& folder, const std::string& name, con
 }
 void fifo(const fs::path& p) { REQUIRE(::mkfifo(p.c_str(), 0644) == 0); }
 
+// `from`'s tensors written to `to` (another path: `from` stays mapped while read), element `at` of
+// `name` (C order) set to NaN.
+void with_nan(const fs::path& from, const fs::path& to, const std::string& name, std::size_t at) {
+    const auto f = hf::SafetensorsFile::open(from);
+    std::vector<Tensor> kept;
+    std::vector<hf::WriteTensor> entries;
+    kept.reserve(f.tensors().size());
+    for (const hf::TensorInfo& t : f.tensors()) {
+        kept.push_back(f.read_float(t));
+        if (t.name == name) kept.back().data()[at] = std::nanf("");
+        entries.push_back(hf::f32(t.name, kept.back()));
+    }
+    hf::write_safetensors(to, entries);
+}
+
 fs::path input_ids(const std::string& name = "in.safetensors") {
     const fs::path p = scratch() / "hostile" / name;
     fs::create_directories(p.parent_path());
@@ -227,18 +242,7 @@ TEST_CASE("7. non-finite results are errors naming where they appeared") {
     // A weight of NaN: run writes no file of NaNs.
     const fs::path nan_model = place("nan-weights");
     fs::copy_file(tiny / "config.json", nan_model / "config.json");
-    {
-        const auto f = hf::SafetensorsFile::open(tiny / "model.safetensors");
-        std::vector<Tensor> kept;
-        std::vector<hf::WriteTensor> entries;
-        kept.reserve(f.tensors().size());
-        for (const hf::TensorInfo& t : f.tensors()) {
-            kept.push_back(f.read_float(t));
-            if (t.name == "h.1.mlp.c_fc.weight") kept.back().data()[3] = std::nanf("");
-            entries.push_back(hf::f32(t.name, kept.back()));
-        }
-        hf::write_safetensors(nan_model / "model.safetensors", entries);
-    }
+    with_nan(tiny / "model.safetensors", nan_model / "model.safetensors", "h.1.mlp.c_fc.weight", 3);
     const fs::path in = input_ids();
     refused({"run", nan_model.string(), "--input", in.string(), "--out", (scratch() / "hostile" / "nan.safetensors").string()},
             "the loss is nan (it first appears in the input of transformer.h.1.mlp.c_proj: input (1, 4, 64) has NaN at index ...");
@@ -247,22 +251,9 @@ TEST_CASE("7. non-finite results are errors naming where they appeared") {
     const fs::path unread = place("nan-unread");
     REQUIRE(run_remat({"init", unread.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "16", "--n-head", "2",
                        "--vocab-size", "256", "--n-positions", "32", "--force"}).code == 0);
-    {
-        const auto f = hf::SafetensorsFile::open(unread / "model.safetensors");
-        std::vector<Tensor> kept;
-        std::vector<hf::WriteTensor> entries;
-        kept.reserve(f.tensors().size());
-        for (const hf::TensorInfo& t : f.tensors()) {
-            kept.push_back(f.read_float(t));
-            if (t.name == "transformer.wpe.weight") kept.back()(31, 2) = std::nanf("");
-            entries.push_back(hf::f32(t.name, kept.back()));
-        }
-        const std::string bytes = [&] {
-            hf::write_safetensors(scratch() / "hostile" / "unread.safetensors", entries);
-            return read_text(scratch() / "hostile" / "unread.safetensors");
-        }();
-        write_text(unread / "model.safetensors", bytes);
-    }
+    const fs::path unread_weights = scratch() / "hostile" / "unread.safetensors";
+    with_nan(unread / "model.safetensors", unread_weights, "transformer.wpe.weight", 31 * 16 + 2);  // (31, 2)
+    fs::rename(unread_weights, unread / "model.safetensors");
     write_text(scratch() / "hostile" / "d.txt", std::string(2000, 'b'));
     const fs::path saved = scratch() / "hostile" / "nan-saved";
     const Result trained = run_remat({"train", unread.string(), "--data", (scratch() / "hostile" / "d.txt").string(), "--steps", "1",
