@@ -57,10 +57,14 @@ std::unique_ptr<models::Model> create_within_memory(const models::Architecture& 
         return Failure(describe(architecture, s) + " needs more than the " + readable_memory_size(left) + " of memory left (limit " +
                        readable_memory_size(memory.limit) + " from " + memory.source + ")");
     };
-    // Every architecture of the table holds at least its token embeddings and, per layer, an
-    // n_embd x n_embd projection: sizes whose floats alone cannot fit are refused without building.
-    const long double least = 4.0L * (static_cast<long double>(s.vocab_size) * s.n_embd +
-                                      static_cast<long double>(s.n_layer) * s.n_embd * s.n_embd);
+    // Sizes whose floats alone cannot fit are refused without building: the architecture's own count,
+    // or else what every one of the table holds at least, its token embeddings and, per layer, an
+    // n_embd x n_embd projection.
+    const long double least =
+        architecture.parameter_count
+            ? 4.0L * static_cast<long double>(architecture.parameter_count(config))
+            : 4.0L * (static_cast<long double>(s.vocab_size) * s.n_embd +
+                      static_cast<long double>(s.n_layer) * s.n_embd * s.n_embd);
     if (least > static_cast<long double>(left)) throw too_large();
     try {
         memory::AllocationLimit limit(left);
@@ -68,6 +72,33 @@ std::unique_ptr<models::Model> create_within_memory(const models::Architecture& 
     } catch (const memory::OverLimit&) {
         throw too_large();
     }
+}
+
+// "rope_theta" -> "--rope-theta"
+std::string flag_of(const std::string& field) {
+    std::string flag = "--" + field;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return flag;
+}
+
+// The size request: a field behind one of the five sizes (num_hidden_layers for Llama) is that size.
+models::SizeRequest request_of(const models::Architecture& a, const InitOptions& o) {
+    models::SizeRequest r{size(o.n_layer), size(o.n_embd), size(o.n_head), size(o.vocab_size), size(o.n_positions), {}};
+    std::optional<std::size_t>* sizes[] = {&r.n_layer, &r.n_embd, &r.n_head, &r.vocab_size, &r.n_positions};
+    const char* size_flags[] = {"--n-layer", "--n-embd", "--n-head", "--vocab-size", "--n-positions"};
+    for (const auto& [field, value] : o.fields) {
+        const auto at = std::find(a.size_fields.begin(), a.size_fields.end(), field);
+        if (at == a.size_fields.end()) {
+            if (std::find(a.config_fields.begin(), a.config_fields.end(), field) == a.config_fields.end())
+                throw Failure(flag_of(field) + ": " + a.model_type + " configs have no field " + field);
+            r.fields.emplace_back(field, value);
+            continue;
+        }
+        const std::size_t i = static_cast<std::size_t>(at - a.size_fields.begin());
+        if (*sizes[i]) throw Failure("give " + std::string(size_flags[i]) + " or " + flag_of(field) + ", not both");
+        *sizes[i] = static_cast<std::size_t>(parse_count(flag_of(field), value, 1));
+    }
+    return r;
 }
 
 }  // namespace
@@ -80,8 +111,7 @@ const models::Architecture& architecture_for_init(const std::string& arch) {
 
 int init(const InitOptions& o) {
     const models::Architecture& architecture = architecture_for_init(o.arch);
-    const std::string config = architecture.config_with(
-        {size(o.n_layer), size(o.n_embd), size(o.n_head), size(o.vocab_size), size(o.n_positions)});
+    const std::string config = architecture.config_with(request_of(architecture, o));
     check_folder(o);
     Generator init(o.seed);
     auto model = create_within_memory(architecture, config, init);
@@ -94,26 +124,51 @@ int init(const InitOptions& o) {
 }
 
 namespace {
-// "<what>: <field> (<model_type>), …; default: <value> (<model_type>), …" for the index-th size.
+// "<what>: <field> (<model_type>, …), …; default: <value> (<model_type>), …" for the index-th size.
 std::string size_help(const std::string& what, std::size_t index) {
-    std::string fields, defaults;
+    std::vector<std::pair<std::string, std::string>> fields;  // field, its model_types
+    std::string defaults;
     std::vector<std::string> seen;
     for (const models::Architecture* a : models::architectures()) {
         if (std::find(seen.begin(), seen.end(), a->model_type) != seen.end()) continue;  // --arch takes the first
         seen.push_back(a->model_type);
         const models::Sizes& d = a->default_sizes;
         const std::size_t values[] = {d.n_layer, d.n_embd, d.n_head, d.vocab_size, d.n_positions};
-        fields += (fields.empty() ? "" : ", ") + a->size_fields[index] + " (" + a->model_type + ")";
+        const std::string& field = a->size_fields[index];
+        auto at = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == field; });
+        if (at == fields.end()) fields.emplace_back(field, a->model_type);
+        else at->second += ", " + a->model_type;
         defaults += (defaults.empty() ? "" : ", ") + std::to_string(values[index]) + " (" + a->model_type + ")";
     }
-    return what + ": " + fields + "; default: " + defaults;
+    std::string text;
+    for (const auto& [field, types] : fields) text += (text.empty() ? "" : ", ") + field + " (" + types + ")";
+    return what + ": " + text + "; default: " + defaults;
 }
 
 struct InitFlags {
     InitOptions options;
     std::string dir;
     Text n_layer, n_embd, n_head, vocab_size, n_positions, seed;
+    std::vector<std::pair<std::string, Text>> fields;  // every config field of the table, by HF's name
 };
+
+// Every config field of the table's architectures, each with the model_types that read it, in
+// table order (the five sizes have their own flags).
+std::vector<std::pair<std::string, std::string>> config_fields() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const models::Architecture* a : models::architectures()) {
+        if (&architecture_for_init(a->model_type) != a) continue;
+        for (const std::string& field : a->config_fields) {
+            if (flag_of(field) == "--n-layer" || flag_of(field) == "--n-embd" || flag_of(field) == "--n-head" ||
+                flag_of(field) == "--vocab-size" || flag_of(field) == "--n-positions")
+                continue;
+            auto at = std::find_if(out.begin(), out.end(), [&](const auto& f) { return f.first == field; });
+            if (at == out.end()) out.emplace_back(field, a->model_type);
+            else at->second += ", " + a->model_type;
+        }
+    }
+    return out;
+}
 }  // namespace
 
 Command add_init_command(CLI::App& remat) {
@@ -133,9 +188,18 @@ Command add_init_command(CLI::App& remat) {
     add(command, "--seed", f->seed, "Seed of the initialisation: the same seed and sizes give the same files (default: 0)",
         "S");
     command->add_flag("--force", f->options.force, "Overwrite a model already in DIR");
+    const auto fields = config_fields();
+    f->fields.reserve(fields.size());  // the options keep pointers into it
+    for (const auto& [field, types] : fields) {
+        f->fields.emplace_back(field, Text{});
+        add(command, flag_of(field), f->fields.back().second, "Sets " + field + " (" + types + ")", "VALUE")
+            ->group("Config fields (HF's names; a value as JSON, or a bare string)");
+    }
     command->footer(
         "Weights are drawn as HuggingFace initialises each architecture (its _init_weights), from --seed. Unset\n"
-        "sizes keep HF's defaults; each size sets the architecture's own config field.\n"
+        "sizes keep HF's defaults; each size sets the architecture's own config field. Any other field of the\n"
+        "architecture's config.json is set by its flag: --rope-theta 500000, --tie-word-embeddings true,\n"
+        "--rope-scaling '{\"rope_type\": \"linear\", \"factor\": 2}'.\n"
         "\nArchitectures it writes (--arch):\n" +
         architecture_lines([](const auto& a) { return &a == &architecture_for_init(a.model_type); }) +
         "\n"
@@ -150,6 +214,8 @@ Command add_init_command(CLI::App& remat) {
                 o.vocab_size = count_if_given("--vocab-size", f->vocab_size, 1);
                 o.n_positions = count_if_given("--n-positions", f->n_positions, 1);
                 if (f->seed.given()) o.seed = static_cast<std::uint64_t>(parse_count("--seed", f->seed.value, 0));
+                for (const auto& [field, text] : f->fields)
+                    if (text.given()) o.fields.emplace_back(field, text.value);
                 return init(o);
             }};
 }

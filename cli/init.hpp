@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "models/architecture.hpp"
@@ -17,6 +19,8 @@ struct InitOptions {
     // Sizes by remat's generic names, each architecture mapping them to its own config fields
     // (models::Architecture::size_fields); unset ones keep HF's defaults.
     std::optional<std::int64_t> n_layer, n_embd, n_head, vocab_size, n_positions;
+    // Config fields by HF's name (--rope-theta 500000 → rope_theta), values as given.
+    std::vector<std::pair<std::string, std::string>> fields;
     std::uint64_t seed = 0;
     bool force = false;  // overwrite a folder that already holds a model
 };

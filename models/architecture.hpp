@@ -52,6 +52,9 @@ struct Sizes {
 };
 struct SizeRequest {  // what the user gave; the rest keep the architecture's defaults
     std::optional<std::size_t> n_layer{}, n_embd{}, n_head{}, vocab_size{}, n_positions{};
+    // Any other config field by HF's name, its value as JSON text ("500000.0", "true", "null",
+    // "{…}") or a bare string ("silu"); applied after the sizes.
+    std::vector<std::pair<std::string, std::string>> fields{};
 };
 
 // A configuration's facts, read from its config.json.
@@ -112,13 +115,18 @@ struct Architecture {
     TokenizerKind tokenizer = TokenizerKind::none;
     Sizes default_sizes{};                     // a default config's sizes
     std::array<std::string, 5> size_fields{};  // the config fields behind Sizes, in its order: "n_layer", …
+    std::vector<std::string> config_fields{};  // every field its config.json reads, by HF's name
 
     // Checks config.json text (ValueError "<source>: <field> …"); returns nothing.
     std::function<void(const std::string& text, const std::string& source)> check_config{};
     // The fields remat reads, as a JSON object text (for `remat info`).
     std::function<std::string(const std::string& config)> fields{};
     std::function<Summary(const std::string& config)> summary{};
-    // A default config with the requested sizes, validated (ValueError naming the field).
+    // The parameters a config describes, counted without building it (HF's num_parameters()); null
+    // when the architecture does not say.
+    std::function<std::size_t(const std::string& config)> parameter_count{};
+    // A default config with the requested sizes and fields, validated (ValueError naming the field;
+    // "<model_type> configs have no field …" for a field the architecture does not read).
     std::function<std::string(const SizeRequest& sizes)> config_with{};
     // A model initialised as HF initialises one (from `init`), checkpointed by `policy` (`none`
     // leaves every block plain), its dropouts drawing from dropout_rng (the shared default if null).

@@ -74,6 +74,12 @@ Config parse(const std::string& text) {
     return Config::from_json(text, "config.json");
 }
 
+// config.json text with the given fields set (values as JSON text or bare strings), read back by
+// `read` (which validates it). ValueError for a field not in `names`.
+std::string with_fields(const std::string& config, const std::vector<std::string>& names, const std::string& model_type,
+                        const std::vector<std::pair<std::string, std::string>>& fields,
+                        const std::function<std::string(const std::string&)>& read);
+
 }  // namespace detail
 
 // The five members of a Config behind Sizes (n_layer, n_embd, n_head, vocab_size, n_positions).
@@ -97,9 +103,12 @@ Architecture architecture_of() {
     a.tokenizer = Facts::tokenizer;
     a.default_sizes = sizes_of(Config{}, Facts::size_members);
     for (std::size_t i = 0; i < a.size_fields.size(); ++i) a.size_fields[i] = Facts::size_fields[i];
+    a.config_fields = Config::field_names();
     a.check_config = [](const std::string& text, const std::string& source) { (void)Config::from_json(text, source); };
     a.fields = [](const std::string& text) { return detail::parse<Config>(text).fields_json(); };
     a.summary = [](const std::string& text) { return Facts::summary(detail::parse<Config>(text)); };
+    if constexpr (requires(const Config& c) { Facts::parameter_count(c); })
+        a.parameter_count = [](const std::string& text) { return Facts::parameter_count(detail::parse<Config>(text)); };
     a.config_with = [](const SizeRequest& request) {
         Config c;
         const std::optional<std::size_t> requested[] = {request.n_layer, request.n_embd, request.n_head,
@@ -107,13 +116,22 @@ Architecture architecture_of() {
         for (std::size_t i = 0; i < 5; ++i)
             if (requested[i]) c.*Facts::size_members[i] = *requested[i];
         if constexpr (requires { Facts::resized(c, request); }) Facts::resized(c, request);
-        c.validate();
-        return c.to_json();
+        if (request.fields.empty()) {
+            c.validate();
+            return c.to_json();
+        }
+        return detail::with_fields(c.to_json(), Config::field_names(), Facts::model_type, request.fields,
+                                   [](const std::string& text) { return Config::from_json(text, "remat init").to_json(); });
     };
     a.create = [](const std::string& text, Generator& init, std::shared_ptr<Generator> dropout_rng,
                   const Policy& policy) -> std::unique_ptr<Model> {
-        auto model = set_checkpointing(Facts::create(detail::parse<Config>(text), init, std::move(dropout_rng)), policy);
-        return std::make_unique<detail::ModelOf<Facts, decltype(model)>>(std::move(model));
+        // Architectures that build one model type share its instantiation (the Llama family).
+        if constexpr (requires { Facts::make_model(detail::parse<Config>(text), init, dropout_rng, policy); }) {
+            return Facts::make_model(detail::parse<Config>(text), init, std::move(dropout_rng), policy);
+        } else {
+            auto model = set_checkpointing(Facts::create(detail::parse<Config>(text), init, std::move(dropout_rng)), policy);
+            return std::make_unique<detail::ModelOf<Facts, decltype(model)>>(std::move(model));
+        }
     };
     return a;
 }

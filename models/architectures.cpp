@@ -8,6 +8,9 @@
 #include "models/build_limit.hpp"
 #include "models/common/config_json.hpp"
 #include "models/gpt2/architecture.hpp"
+#include "models/llama/architecture.hpp"
+#include "models/mistral/architecture.hpp"
+#include "models/qwen2/architecture.hpp"
 #include "remat/core/in_quotes.hpp"
 
 namespace remat::models {
@@ -20,6 +23,9 @@ std::deque<Architecture>& entries() {
         t.push_back(gpt2::LMHead::entry());
         t.push_back(bert::MaskedLM::entry());
         t.push_back(bert::Base::entry());
+        t.push_back(llama::ForCausalLM::entry());
+        t.push_back(qwen2::ForCausalLM::entry());
+        t.push_back(mistral::ForCausalLM::entry());
         return t;
     }();
     return table;
@@ -132,3 +138,26 @@ std::string join(const std::vector<std::string>& items, const std::string& last_
 }
 
 }  // namespace remat::models
+
+namespace remat::models::detail {
+
+std::string with_fields(const std::string& config, const std::vector<std::string>& names, const std::string& model_type,
+                        const std::vector<std::pair<std::string, std::string>>& fields,
+                        const std::function<std::string(const std::string&)>& read) {
+    using config_json::json;
+    json j = config_json::parse_object(config, "config");
+    for (const auto& [name, text] : fields) {
+        if (!contains(names, name))
+            throw ValueError(model_type + " configs have no field " + name + " (they read " + join(names, "and") + ")");
+        json value;
+        try {
+            value = strict_json::parse<json>(text, name);
+        } catch (const FormatError&) {
+            value = text;  // a bare string: --hidden-act silu
+        }
+        j[name] = std::move(value);
+    }
+    return read(j.dump());
+}
+
+}  // namespace remat::models::detail

@@ -10,6 +10,7 @@
 #include "remat/ops/math.hpp"
 #include "remat/ops/norm.hpp"
 #include "remat/ops/reduce.hpp"
+#include "remat/ops/rotary.hpp"
 #include "remat/ops/shape.hpp"
 #include "remat/ops/softmax.hpp"
 #include "remat/ops/threads.hpp"

@@ -4,6 +4,7 @@
 // which defines these members; the model's config.cpp instantiates them).
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace remat::config_json {
 template <class C>
@@ -24,6 +25,8 @@ struct ConfigFile {
     std::string to_json() const;
     // The fields remat reads, as one JSON object text (for `remat info`).
     std::string fields_json() const;
+    // Their names, in declaration order (without older names and computed fields).
+    static std::vector<std::string> field_names();
 };
 
 }  // namespace remat::models

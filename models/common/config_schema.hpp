@@ -87,6 +87,26 @@ public:
         f.write = [member](const C& c) { return json(nn::name(c.*member)); };
         return add(std::move(f));
     }
+    // true or false.
+    Schema& flag(const char* name, bool C::*member) {
+        Field f{name};
+        f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
+            if (!v.is_boolean()) throw ValueError(source + ": " + key + " must be true or false, got " + shown(v));
+            c.*member = v.template get<bool>();
+        };
+        f.write = [member](const C& c) { return json(c.*member); };
+        return add(std::move(f));
+    }
+    // A field read and written by the architecture's own functions (an object such as rope_scaling);
+    // read throws ValueError "<source>: <key> …". Null keeps the default.
+    using Reader = std::function<void(C&, const json& value, const std::string& key, const std::string& source)>;
+    Schema& custom(const char* name, Reader read, std::function<json(const C&)> write) {
+        Field f{name};
+        f.nullable = true;
+        f.read = std::move(read);
+        f.write = std::move(write);
+        return add(std::move(f));
+    }
     // A string remat supports only one value of: "position_embedding_type" must be "absolute".
     Schema& only(const char* name, const char* value) {
         Field f{name};
@@ -116,6 +136,8 @@ public:
         };
         return *this;
     }
+    // Written as `value` computes it (HF's head_dim: the head size, also where the file said null).
+    Schema& written(std::function<json(const C&)> value) { return last().write = std::move(value), *this; }
     // A check across fields, run after the fields' own: throws ValueError(what + ": …").
     Schema& check(std::function<void(const C&, const std::string& what)> f) { return checks_.push_back(std::move(f)), *this; }
 
@@ -159,6 +181,11 @@ public:
         for (const auto& [name, value] : computed_) j[name] = value(c);
         j["architectures"] = {hf_class_};
         return j.dump(2) + "\n";
+    }
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (const Field& f : fields_) out.push_back(f.name);
+        return out;
     }
     // The fields remat reads, and model_type.
     json fields(const C& c) const {
@@ -221,6 +248,10 @@ std::string ConfigFile<C>::to_json() const {
 template <class C>
 std::string ConfigFile<C>::fields_json() const {
     return C::schema().fields(static_cast<const C&>(*this)).dump();
+}
+template <class C>
+std::vector<std::string> ConfigFile<C>::field_names() {
+    return C::schema().names();
 }
 
 }  // namespace remat::models

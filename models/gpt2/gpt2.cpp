@@ -68,23 +68,8 @@ Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout&
     return REMAT_CALL(drop, x);
 }
 
-void check_mask(const IdTensor& ids, const IdTensor& attention_mask) {
-    if (!std::equal(ids.shape().begin(), ids.shape().end(), attention_mask.shape().begin(), attention_mask.shape().end()))
-        throw ShapeError("GPT2Model: attention_mask " +
-                         to_string(Shape(attention_mask.shape().begin(), attention_mask.shape().end())) +
-                         " does not match input ids " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
-}
-
 Var lm_head(const nn::Embedding& wte, const Var& hidden) {
     return ops::matmul(hidden, leaf(wte.weight), false, true);  // (B, T, C)·(V, C)ᵀ
-}
-
-Var shifted_loss(const Var& logits, const IdTensor& labels) {
-    try {
-        return ops::next_token_cross_entropy(logits, labels);
-    } catch (const ShapeError& e) {
-        throw ShapeError("GPT2LMHeadModel loss: " + e.message().substr(e.message().find("labels")));
-    }
 }
 
 }  // namespace remat::gpt2

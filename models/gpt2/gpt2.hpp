@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/common/causal_lm.hpp"
 #include "models/gpt2/config.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/hf/naming.hpp"
@@ -49,9 +50,6 @@ struct Block {
 // the tied lm_head.weight, and the old attention-mask buffers attn.bias and attn.masked_bias.
 const hf::Naming& checkpoint_naming();
 
-// Throws ShapeError unless the attention mask has the ids' shape.
-void check_mask(const IdTensor& ids, const IdTensor& attention_mask);
-
 template <class B>
 struct GPT2Model {
     BOOST_HANA_DEFINE_STRUCT(GPT2Model, (nn::Embedding, wte), (nn::Embedding, wpe), (nn::Dropout, drop),
@@ -64,7 +62,7 @@ struct GPT2Model {
     Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
         Var x = embed(ids);
         if (!nn::given(attention_mask)) return REMAT_CALL(ln_f, run_blocks(h, "h", x));
-        check_mask(ids, attention_mask);
+        models::check_mask("GPT2Model", ids, attention_mask);
         return REMAT_CALL(ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
     }
 
@@ -101,7 +99,6 @@ Model create(const Config& config, Generator& init, std::shared_ptr<Generator> d
 // Implementation details shared by the templates (compiled once).
 Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids);
 Var lm_head(const nn::Embedding& wte, const Var& hidden);
-Var shifted_loss(const Var& logits, const IdTensor& labels);
 
 template <class B>
 Var GPT2Model<B>::embed(const IdTensor& ids) const {
@@ -113,7 +110,7 @@ Var GPT2LMHeadModel<B>::lm_head(const Var& hidden) const {
 }
 template <class B>
 Var GPT2LMHeadModel<B>::loss(const Var& logits, const IdTensor& labels) const {
-    return shifted_loss(logits, labels);
+    return models::shifted_loss("GPT2LMHeadModel", logits, labels);
 }
 
 }  // namespace remat::gpt2

@@ -7,6 +7,7 @@ std::optional<Activation> parse_activation(std::string_view name) {
     if (name == "gelu") return Activation::gelu;
     if (name == "relu") return Activation::relu;
     if (name == "tanh") return Activation::tanh;
+    if (name == "silu" || name == "swish") return Activation::silu;
     return std::nullopt;
 }
 
@@ -16,10 +17,11 @@ const char* name(Activation a) {
         case Activation::gelu: return "gelu";
         case Activation::relu: return "relu";
         case Activation::tanh: return "tanh";
+        case Activation::silu: return "silu";
     }
     return "gelu_new";
 }
 
-const char* activation_names() { return "gelu_new, gelu, relu or tanh"; }
+const char* activation_names() { return "gelu_new, gelu, relu, tanh or silu"; }
 
 }  // namespace remat::nn

@@ -29,6 +29,17 @@ Var LayerNorm::operator()(const Var& x) const {
     return ops::layer_norm(x, leaf(weight), leaf(bias), eps);
 }
 
+RMSNorm RMSNorm::create(std::size_t features, float eps) { return {Param{full(Shape{features}, 1.0f)}, eps}; }
+
+std::string RMSNorm::describe() const {
+    return "RMSNorm(" + std::to_string(weight.size()) + ", eps=" + format_float(eps) + ")";
+}
+
+Var RMSNorm::operator()(const Var& x) const {
+    check_features("RMSNorm", x, weight.size());
+    return ops::rms_norm(x, leaf(weight), eps);
+}
+
 BatchNorm BatchNorm::create(std::size_t features, float momentum, float eps) {
     return {Param{full(Shape{features}, 1.0f)},
             Param{zeros(Shape{features})},

@@ -40,7 +40,10 @@ struct Heads {
 
 struct Problem {
     std::size_t B, H, Tq, Tk, D, C;
+    std::size_t group;         // query heads per key/value head (GQA): query head h reads kv head h / group
     bool causal;
+    std::size_t window;        // 0, or the sliding window W: keys visible(i) − W ≤ k < visible(i)
+    bool combined;             // HF's masking_utils: a row that sees no key is uniform over all Tk
     float scale;               // 1/√D
     const float* keep;         // (B, Tk) padding mask or null
     bool dropout;
@@ -49,13 +52,24 @@ struct Problem {
 
     std::size_t offset() const { return Tk - Tq; }  // causal: query i sees keys j ≤ i + offset
     std::size_t visible(std::size_t i) const { return causal ? i + 1 + offset() : Tk; }
-    // Whether some row of batch b has only padding among its visible keys: its probabilities then
-    // reach past the causal limit, so that batch element is computed without skipping keys.
+    std::size_t first(std::size_t i) const { return window && visible(i) > window ? visible(i) - window : 0; }
+    // Whether row i of batch b sees no key: every key in [first(i), visible(i)) is padding.
+    bool sees_nothing(const float* keep_row, std::size_t i) const {
+        return keep_row && std::all_of(keep_row + first(i), keep_row + visible(i), [](float k) { return k == 0.0f; });
+    }
+    // Whether some row of batch b sees no key: its probabilities then reach past the causal limit,
+    // so that batch element is computed without skipping keys.
     bool has_masked_rows(std::size_t b) const {
         if (!keep) return false;
-        std::size_t first = 0;
-        while (first < Tk && keep[b * Tk + first] == 0.0f) ++first;
-        return visible(0) <= first;
+        const float* row = keep + b * Tk;
+        if (!window) {  // the visible ranges grow from key 0: row 0 has the fewest keys
+            std::size_t first_kept = 0;
+            while (first_kept < Tk && row[first_kept] == 0.0f) ++first_kept;
+            return visible(0) <= first_kept;
+        }
+        for (std::size_t i = 0; i < Tq; ++i)
+            if (sees_nothing(row, i)) return true;
+        return false;
     }
 };
 
@@ -107,10 +121,11 @@ void dropout_factors(const Problem& pr, std::uint64_t first, std::size_t n, floa
 // The forward and the recomputation in backward run the same loops on the same scores, so the
 // probabilities backward uses are the forward's, bit for bit.
 
-// Padding keys of a row to -inf (their exp is exactly 0).
-inline void mask_padding(float* s, std::size_t visible, const float* keep) {
+// Padding keys of a row, and keys before its window, to -inf (their exp is exactly 0).
+inline void mask_padding(float* s, std::size_t first, std::size_t visible, const float* keep) {
     if (keep)
         for (std::size_t k = 0; k < visible; ++k) s[k] = keep[k] != 0.0f ? s[k] : lowest;
+    for (std::size_t k = 0; k < first; ++k) s[k] = lowest;
 }
 
 REMAT_VECTOR_CLONES
@@ -131,10 +146,12 @@ void multiply_rows(float* s, const float* factor, std::size_t n) {
 // A row whose visible keys are all padding, as softmax has it: HF's finfo.min masks leave the keys
 // hidden by exactly one mask at min and those hidden by both at -inf, so the row is uniform over the
 // former. Writes the row over all Tk keys (zeros up to `width`); returns the count.
-std::size_t uniform_row(float* s, std::size_t visible, std::size_t Tk, std::size_t width, const float* keep) {
+// Combined masks (HF's masking_utils) leave every key of such a row at min: uniform over all Tk.
+std::size_t uniform_row(float* s, std::size_t visible, std::size_t Tk, std::size_t width, const float* keep,
+                        bool combined) {
     std::size_t count = 0;
     for (std::size_t k = 0; k < Tk; ++k) {
-        const bool at_min = k < visible || !keep || keep[k] != 0.0f;
+        const bool at_min = combined || k < visible || !keep || keep[k] != 0.0f;
         s[k] = at_min ? 1.0f : 0.0f;
         count += at_min;
     }
@@ -151,12 +168,12 @@ void softmax_block(const Problem& pr, const float* keep, std::size_t i0, std::si
     for (std::size_t r = 0; r < rows; ++r) {
         float* s = S + r * ld;
         const std::size_t visible = pr.visible(i0 + r);
-        mask_padding(s, visible, keep);
+        mask_padding(s, pr.first(i0 + r), visible, keep);
         float max = fixed_order_max(visible, s);
         if (max == lowest) {
-            if (keep && std::all_of(keep, keep + visible, [](float k) { return k == 0.0f; })) {
+            if (pr.sees_nothing(keep, i0 + r)) {
                 stats[2 * r] = lowest;
-                stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep));
+                stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep, pr.combined));
                 continue;
             }
             // Scores all NaN or -inf (a diverged model): NaN probabilities, as softmax gives them; the
@@ -181,18 +198,20 @@ void recompute_block(const Problem& pr, const float* keep, std::size_t i0, std::
         const std::size_t visible = pr.visible(i0 + r);
         const float max = stats[2 * r];
         if (max == lowest) {
-            uniform_row(s, visible, pr.Tk, width, keep);
+            uniform_row(s, visible, pr.Tk, width, keep, pr.combined);
             continue;
         }
-        mask_padding(s, visible, keep);
+        mask_padding(s, pr.first(i0 + r), visible, keep);
         exp_shifted(s, visible, max);
         scale_row(s, visible, stats[2 * r + 1]);
         std::fill(s + visible, s + width, 0.0f);
     }
 }
 
-// dS = P ⊙ (dP − Δ) with Δ = dO·O per row (= Σ P ⊙ dP); 0 for uniform rows, which do not depend on
-// the scores. With dropout, dP is first multiplied by the row's factors.
+// dS = P ⊙ (dP − Δ) with Δ = dO·O per row (= Σ P ⊙ dP). A uniform row does not depend on the scores:
+// 0 with two masks; with combined masks, what HF's autograd computes all the same (softmax's Jacobian
+// at the uniform row: each score's finfo.min sum still has derivative 1). With dropout, dP is first
+// multiplied by the row's factors.
 REMAT_VECTOR_CLONES
 float dot(const float* a, const float* b, std::size_t n) {
     return fixed_order_sum(n, [&](std::size_t i) { return a[i] * b[i]; });
@@ -219,7 +238,7 @@ void forward_head(const Problem& pr, Heads<const float> q, Heads<const float> k,
     float* kt = workspace.get(D * ld + block_rows * ld + ld);
     float* S = kt + D * ld;
     float* factor = S + block_rows * ld;
-    const float *Q = q.at(b, h, D), *K = k.at(b, h, D), *V = v.at(b, h, D);
+    const float *Q = q.at(b, h, D), *K = k.at(b, h / pr.group, D), *V = v.at(b, h / pr.group, D);
     float* O = out + b * pr.Tq * pr.C + h * D;
     const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
     const bool full = !pr.causal || pr.has_masked_rows(b);
@@ -243,55 +262,61 @@ struct Gradients {
     Heads<float> dq, dk, dv;  // p null: not wanted
 };
 
-void backward_head(const Problem& pr, Heads<const float> q, Heads<const float> k, Heads<const float> v, const float* out,
-                   const float* dout, const float* stats, const Gradients& g, std::size_t b, std::size_t h) {
+// Key/value head j of batch b: the query heads j·group … (j + 1)·group − 1 one after another, so
+// that each dk, dv row is written by one task, in one order.
+void backward_group(const Problem& pr, Heads<const float> q, Heads<const float> k, Heads<const float> v,
+                    const float* out, const float* dout, const float* stats, const Gradients& g, std::size_t b,
+                    std::size_t j) {
     const std::size_t D = pr.D, ld = row_stride(pr.Tk), C = pr.C;
     float* kt = workspace.get(2 * D * ld + 2 * block_rows * ld + ld);
     float* vt = kt + D * ld;
     float* P = vt + D * ld;
     float* dS = P + block_rows * ld;
     float* factor = dS + block_rows * ld;
-    const float *Q = q.at(b, h, D), *K = k.at(b, h, D), *V = v.at(b, h, D);
-    const float* O = out + b * pr.Tq * C + h * D;
-    const float* dO = dout + b * pr.Tq * C + h * D;
-    float* dQ = g.dq.p ? g.dq.at(b, h, D) : nullptr;
-    float* dK = g.dk.p ? g.dk.at(b, h, D) : nullptr;
-    float* dV = g.dv.p ? g.dv.at(b, h, D) : nullptr;
+    const float *K = k.at(b, j, D), *V = v.at(b, j, D);
+    float* dK = g.dk.p ? g.dk.at(b, j, D) : nullptr;
+    float* dV = g.dv.p ? g.dv.at(b, j, D) : nullptr;
     const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
     const bool full = !pr.causal || pr.has_masked_rows(b);
-    const bool scores_needed = dQ || dK;
     pack_transposed(K, k.row, pr.Tk, D, kt, ld);
-    if (scores_needed) pack_transposed(V, v.row, pr.Tk, D, vt, ld);
-    for (std::size_t i0 = 0; i0 < pr.Tq; i0 += block_rows) {
-        const std::size_t rows = std::min(block_rows, pr.Tq - i0), end = key_end(pr, full, i0, rows);
-        const std::size_t width = round16(end);
-        const float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
-        product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, P, ld, pr.scale, false);
-        recompute_block(pr, keep, i0, rows, P, ld, width, st);
-        if (scores_needed)
-            product(rows, width, D, {dO + i0 * C, C, 1}, vt, ld, dS, ld, 1.0f, false);  // dP = dO·vᵀ
-        for (std::size_t r = 0; r < rows; ++r) {
-            float* p = P + r * ld;
-            if (pr.dropout) {
-                dropout_factors(pr, ((b * pr.H + h) * pr.Tq + i0 + r) * pr.Tk, end, factor);
-                std::fill(factor + end, factor + width, 0.0f);
-            }
-            if (scores_needed) {
-                float* ds = dS + r * ld;
-                if (st[2 * r] == lowest) {
-                    std::fill(ds, ds + width, 0.0f);
-                } else {
-                    const float* o = O + (i0 + r) * C;
-                    const float* d = dO + (i0 + r) * C;
-                    const float delta = dot(d, o, D);
-                    score_gradient_row(p, ds, pr.dropout ? factor : nullptr, width, delta);
+    for (std::size_t h = j * pr.group; h < (j + 1) * pr.group; ++h) {
+        const float* Q = q.at(b, h, D);
+        const float* O = out + b * pr.Tq * C + h * D;
+        const float* dO = dout + b * pr.Tq * C + h * D;
+        float* dQ = g.dq.p ? g.dq.at(b, h, D) : nullptr;
+        const bool scores_needed = dQ || dK;
+        if (scores_needed && h == j * pr.group) pack_transposed(V, v.row, pr.Tk, D, vt, ld);
+        for (std::size_t i0 = 0; i0 < pr.Tq; i0 += block_rows) {
+            const std::size_t rows = std::min(block_rows, pr.Tq - i0), end = key_end(pr, full, i0, rows);
+            const std::size_t width = round16(end);
+            const float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
+            product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, P, ld, pr.scale, false);
+            recompute_block(pr, keep, i0, rows, P, ld, width, st);
+            if (scores_needed)
+                product(rows, width, D, {dO + i0 * C, C, 1}, vt, ld, dS, ld, 1.0f, false);  // dP = dO·vᵀ
+            for (std::size_t r = 0; r < rows; ++r) {
+                float* p = P + r * ld;
+                if (pr.dropout) {
+                    dropout_factors(pr, ((b * pr.H + h) * pr.Tq + i0 + r) * pr.Tk, end, factor);
+                    std::fill(factor + end, factor + width, 0.0f);
                 }
+                if (scores_needed) {
+                    float* ds = dS + r * ld;
+                    if (st[2 * r] == lowest && !pr.combined) {
+                        std::fill(ds, ds + width, 0.0f);
+                    } else {
+                        const float* o = O + (i0 + r) * C;
+                        const float* d = dO + (i0 + r) * C;
+                        const float delta = dot(d, o, D);
+                        score_gradient_row(p, ds, pr.dropout ? factor : nullptr, width, delta);
+                    }
+                }
+                if (pr.dropout) multiply_rows(p, factor, width);
             }
-            if (pr.dropout) multiply_rows(p, factor, width);
+            if (dV) product(end, D, rows, {P, 1, ld}, dO + i0 * C, C, dV, g.dv.row, 1.0f, true);  // += Pᵀ·dO
+            if (dQ) product(rows, D, end, {dS, ld, 1}, K, k.row, dQ + i0 * g.dq.row, g.dq.row, pr.scale, true);  // += dS·k/√D
+            if (dK) product(end, D, rows, {dS, 1, ld}, Q + i0 * q.row, q.row, dK, g.dk.row, pr.scale, true);  // += dSᵀ·q/√D
         }
-        if (dV) product(end, D, rows, {P, 1, ld}, dO + i0 * C, C, dV, g.dv.row, 1.0f, true);  // += Pᵀ·dO
-        if (dQ) product(rows, D, end, {dS, ld, 1}, K, k.row, dQ + i0 * g.dq.row, g.dq.row, pr.scale, true);  // += dS·k/√D
-        if (dK) product(end, D, rows, {dS, 1, ld}, Q + i0 * q.row, q.row, dK, g.dk.row, pr.scale, true);  // += dSᵀ·q/√D
     }
 }
 
@@ -301,11 +326,19 @@ std::string shapes(const Var& q, const Var& k, const Var& v) {
     return to_string(q.shape()) + ", " + to_string(k.shape()) + ", " + to_string(v.shape());
 }
 
-Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t C, std::size_t n_head,
-                     const SoftmaxMask& mask, const AttentionDropout& dropout, const std::string& what) {
+// C query features, C_kv key (and value) features: n_head query heads of D = C / n_head, C_kv / D
+// key/value heads, each shared by n_head / (C_kv / D) query heads.
+Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t C, std::size_t C_kv,
+                     std::size_t n_head, const SoftmaxMask& mask, const AttentionDropout& dropout,
+                     const std::string& what) {
     if (n_head == 0 || C % n_head != 0 || C == 0)
         throw ShapeError("attention: " + std::to_string(C) + " features do not split into " + std::to_string(n_head) +
                          " heads (" + what + ")");
+    const std::size_t D = C / n_head;
+    if (C_kv == 0 || C_kv % D != 0 || n_head % (C_kv / D) != 0)
+        throw ShapeError("attention: " + std::to_string(C_kv) + " key features are not a whole number of heads of " +
+                         std::to_string(D) + " dividing the " + std::to_string(n_head) + " query heads (" + what + ")");
+    check_window(mask, "attention");
     if (mask.causal && Tq > Tk)
         throw ShapeError("attention (causal): more queries than keys (" + what + ")");
     if (mask.key_padding) {
@@ -317,8 +350,11 @@ Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t 
     if (!(dropout.p >= 0.0f && dropout.p <= 1.0f))
         throw ValueError("attention: dropout p must be in [0, 1], got " + std::to_string(dropout.p));
     Problem pr{};
-    pr.B = B, pr.H = n_head, pr.Tq = Tq, pr.Tk = Tk, pr.C = C, pr.D = C / n_head;
+    pr.B = B, pr.H = n_head, pr.Tq = Tq, pr.Tk = Tk, pr.C = C, pr.D = D;
+    pr.group = n_head / (C_kv / D);
     pr.causal = mask.causal;
+    pr.window = mask.window;
+    pr.combined = mask.combined;
     pr.scale = 1.0f / std::sqrt(static_cast<float>(pr.D));
     pr.dropout = dropout.p > 0.0f && dropout.generator;
     if (pr.dropout) {
@@ -379,8 +415,10 @@ Var run(const Problem& problem, const std::vector<Var>& inputs, Heads<const floa
                 if (g.wants(1)) grads.dk = {g[1].data(), k.row, k.batch};
                 if (g.wants(2)) grads.dv = {g[2].data(), v.row, v.batch};
             }
-            parallel_for(pr.B * pr.H, [&](std::size_t task) {
-                backward_head(pr, q, k, v, yv->data(), dy.data(), saved_stats->data(), grads, task / pr.H, task % pr.H);
+            const std::size_t kv_heads = pr.H / pr.group;
+            parallel_for(pr.B * kv_heads, [&](std::size_t task) {
+                backward_group(pr, q, k, v, yv->data(), dy.data(), saved_stats->data(), grads, task / kv_heads,
+                               task % kv_heads);
             });
         });
 }
@@ -390,20 +428,19 @@ Var run(const Problem& problem, const std::vector<Var>& inputs, Heads<const floa
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const SoftmaxMask& mask,
               const AttentionDropout& dropout) {
     const std::string what = "q, k, v " + shapes(q, k, v);
-    if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3 || k.shape() != v.shape() || q.shape()[0] != k.shape()[0] ||
-        q.shape()[2] != k.shape()[2])
-        throw ShapeError("attention: expected q (B, Tq, C), k and v (B, Tk, C), got " + shapes(q, k, v));
-    const std::size_t B = q.shape()[0], Tq = q.shape()[1], Tk = k.shape()[1], C = q.shape()[2];
-    const Problem pr = make_problem(B, Tq, Tk, C, n_head, mask, dropout, what);
-    return run(pr, {q, k, v}, {q.value().data(), C, Tq * C}, {k.value().data(), C, Tk * C},
-               {v.value().data(), C, Tk * C}, mask);
+    if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3 || k.shape() != v.shape() || q.shape()[0] != k.shape()[0])
+        throw ShapeError("attention: expected q (B, Tq, C), k and v (B, Tk, C_kv), got " + shapes(q, k, v));
+    const std::size_t B = q.shape()[0], Tq = q.shape()[1], Tk = k.shape()[1], C = q.shape()[2], Ckv = k.shape()[2];
+    const Problem pr = make_problem(B, Tq, Tk, C, Ckv, n_head, mask, dropout, what);
+    return run(pr, {q, k, v}, {q.value().data(), C, Tq * C}, {k.value().data(), Ckv, Tk * Ckv},
+               {v.value().data(), Ckv, Tk * Ckv}, mask);
 }
 
 Var attention(const Var& qkv, std::size_t n_head, const SoftmaxMask& mask, const AttentionDropout& dropout) {
     if (qkv.dim() != 3 || qkv.shape()[2] % 3 != 0)
         throw ShapeError("attention: expected q, k, v packed as (B, T, 3C), got " + to_string(qkv.shape()));
     const std::size_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
-    const Problem pr = make_problem(B, T, T, C, n_head, mask, dropout, "qkv " + to_string(qkv.shape()));
+    const Problem pr = make_problem(B, T, T, C, C, n_head, mask, dropout, "qkv " + to_string(qkv.shape()));
     const float* base = qkv.value().data();
     return run(pr, {qkv}, {base, 3 * C, 3 * T * C}, {base + C, 3 * C, 3 * T * C}, {base + 2 * C, 3 * C, 3 * T * C},
                mask);

@@ -9,11 +9,13 @@ namespace remat::ops {
 using namespace detail;
 
 namespace {
-// Row r of scores (Tk keys) sees keys [0, visible(r)) that its padding row marks 1.
+// Row r of scores (Tk keys) sees keys [first(r), visible(r)) that its padding row marks 1.
 struct RowMask {
     std::size_t Tq, Tk, rows_per_batch;
     bool causal;
     const float* keep;  // (B, Tk) or null
+    std::size_t window;
+    bool combined;
 };
 
 REMAT_VECTOR_CLONES
@@ -24,13 +26,19 @@ void softmax_forward(const float* in, float* out, std::size_t rows, const RowMas
         float* yr = out + r * m.Tk;
         // Keys from `visible` on are causally masked: probability 0, no exp computed for them.
         const std::size_t visible = m.causal ? r % m.Tq + 1 + (m.Tk - m.Tq) : m.Tk;
+        const std::size_t first = m.window && visible > m.window ? visible - m.window : 0;
         const float* keep = m.keep ? m.keep + (r / m.rows_per_batch) * m.Tk : nullptr;
         for (std::size_t k = visible; k < m.Tk; ++k) yr[k] = 0.0f;
         if (keep)  // padding: -inf, whose exp is exactly 0
             for (std::size_t k = 0; k < visible; ++k) yr[k] = keep[k] != 0.0f ? xr[k] : lowest;
         else
             for (std::size_t k = 0; k < visible; ++k) yr[k] = xr[k];
+        for (std::size_t k = 0; k < first; ++k) yr[k] = lowest;  // before the window
         const float max = fixed_order_max(visible, yr);
+        if (max == lowest && m.combined) {  // every score at finfo.min: uniform over all keys
+            for (std::size_t k = 0; k < m.Tk; ++k) yr[k] = 1.0f / static_cast<float>(m.Tk);
+            continue;
+        }
         if (max == lowest) {
             // Every visible key is padding. HF's masks are finfo.min (causally hidden) plus finfo.min
             // (padding): a key hidden by one of them ends at min, by both at -inf. The row is then
@@ -63,9 +71,15 @@ void softmax_backward(const float* y, const float* dy, float* dx, std::size_t ro
 }
 }  // namespace
 
+void check_window(const SoftmaxMask& mask, const char* op) {
+    if (mask.window && !(mask.causal && mask.combined))
+        throw ShapeError(std::string(op) + ": a sliding window needs the causal mask and combined masks");
+}
+
 Var softmax(const Var& x, const SoftmaxMask& mask) {
     const Shape& s = x.shape();
     require_rank_at_least("softmax", x, 1);
+    check_window(mask, "softmax");
     const std::size_t Tk = s.back(), rows = leading_rows(s);
     const std::size_t Tq = s.size() >= 2 ? s[s.size() - 2] : 1;
     if (mask.causal) {
@@ -84,7 +98,8 @@ Var softmax(const Var& x, const SoftmaxMask& mask) {
     Tensor y = empty(s);
     if (Tk > 0)
         softmax_forward(x.value().data(), y.data(), rows,
-                        {Tq, Tk, rows_per_batch, mask.causal, mask.key_padding ? mask.key_padding->data() : nullptr});
+                        {Tq, Tk, rows_per_batch, mask.causal, mask.key_padding ? mask.key_padding->data() : nullptr,
+                         mask.window, mask.combined});
     if (!ad::should_record(x)) return Var(std::move(y));
     auto yv = share(std::move(y));
     return ad::record(ad::OpKind::softmax, yv, {x}, [yv, rows, Tk](const Tensor& dy, ad::Grads& g) {

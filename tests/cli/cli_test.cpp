@@ -173,8 +173,8 @@ TEST_CASE("info on a model folder") {
         CHECK(has_line(r.out, "parameters: " + std::to_string(tree::count_parameters(model))));
         check_error({"run", dir.string(), "-i", "in.safetensors", "-o", (scratch() / "o.safetensors").string()},
                     (dir / "config.json").string() +
-                        ": BertModel has no language-model head to compute logits; remat run needs GPT2LMHeadModel "
-                        "or BertForMaskedLM");
+                        ": BertModel has no language-model head to compute logits; remat run needs GPT2LMHeadModel, "
+                        "BertForMaskedLM, LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM");
     }
 }
 
@@ -343,11 +343,12 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
                     (s / "empty").string() + ": no config.json (a model folder holds config.json and model.safetensors)");
         write_text(s / "nofield" / "config.json", R"({"model_type": "gpt2", "vocab_size": 64, "n_embd": 16, "n_head": 2, "n_positions": 16})");
         check_error(run((s / "nofield").string(), good), (s / "nofield" / "config.json").string() + ": missing field n_layer");
+        write_text(s / "mamba" / "config.json", R"({"model_type": "mamba", "vocab_size": 64})");
+        const std::string unsupported = ": unsupported model_type \"mamba\" (remat supports gpt2, bert, llama, qwen2 and mistral)";
+        check_error(run((s / "mamba").string(), good), (s / "mamba" / "config.json").string() + unsupported);
+        check_error({"info", (s / "mamba").string()}, (s / "mamba" / "config.json").string() + unsupported);
         write_text(s / "llama" / "config.json", R"({"model_type": "llama", "vocab_size": 64})");
-        check_error(run((s / "llama").string(), good),
-                    (s / "llama" / "config.json").string() + ": unsupported model_type \"llama\" (remat supports gpt2 and bert)");
-        check_error({"info", (s / "llama").string()},
-                    (s / "llama" / "config.json").string() + ": unsupported model_type \"llama\" (remat supports gpt2 and bert)");
+        check_error(run((s / "llama").string(), good), (s / "llama" / "config.json").string() + ": missing field hidden_size");
         write_text(s / "noweights" / "config.json", read_text(fixtures / "gpt2-tiny" / "config.json"));
         check_error(run((s / "noweights").string(), good),
                     (s / "noweights").string() + ": no model.safetensors, model.safetensors.index.json or pytorch_model.bin");
@@ -522,6 +523,44 @@ TEST_CASE("init writes a HuggingFace model folder, deterministically for a seed"
         for (std::size_t j = 0; j < 32; ++j) CHECK(words(0, j) == 0.0f);  // HF zeroes the padding_idx row
         CHECK(words(1, 0) != 0.0f);
     }
+    SUBCASE("Llama family: every config field by its flag, in HF's layout; trains and runs") {
+        const fs::path dir = s / "llama";
+        const Result r = run_remat({"init", dir.string(), "--arch", "llama", "--n-layer", "2", "--hidden-size", "32",
+                                    "--num-attention-heads", "4", "--num-key-value-heads", "1", "--vocab-size", "256",
+                                    "--intermediate-size", "48", "--head-dim", "6", "--rope-theta", "500000",
+                                    "--tie-word-embeddings", "true", "--hidden-act", "silu", "--rope-scaling",
+                                    R"({"rope_type": "linear", "factor": 2})"});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.out.find("wrote " + dir.string() + ": LlamaForCausalLM (num_hidden_layers 2, hidden_size 32") == 0);
+        const auto config = nlohmann::json::parse(file_bytes(dir / "config.json"));
+        CHECK(config["num_key_value_heads"] == 1);
+        CHECK(config["head_dim"] == 6);
+        CHECK(config["rope_theta"] == 500000.0);
+        CHECK(config["tie_word_embeddings"] == true);
+        CHECK(config["rope_scaling"]["rope_type"] == "linear");
+        const auto f = hf::SafetensorsFile::open(dir / "model.safetensors");
+        CHECK(f.find("model.layers.1.self_attn.k_proj.weight")->shape == std::vector<std::size_t>{6, 32});
+        CHECK(f.find("lm_head.weight") == nullptr);  // tied
+        const Result info = run_remat({"info", dir.string()});
+        CHECK(info.code == 0);
+        CHECK(info.err.empty());
+        // embed 256·32 + 2 · (q 32·24 + k, v 2·32·6 + o 24·32 + mlp 3·32·48 + norms 2·32) + norm 32
+        CHECK(has_line(info.out, "parameters: " + std::to_string(256 * 32 + 2 * (768 + 384 + 768 + 4608 + 64) + 32)));
+        write_text(s / "text.txt", std::string(4000, 'a') + "bcdefgh");
+        const Result train = run_remat({"train", dir.string(), "--data", (s / "text.txt").string(), "--steps", "2",
+                                        "--batch", "2", "--seq", "16", "--checkpoint", "blocks"});
+        CAPTURE(train.err);
+        CHECK(train.code == 0);
+        check_error({"init", (s / "q").string(), "--arch", "qwen2", "--rope-theta", "x"},
+                    "remat init: rope_theta must be a number, got \"x\"");
+        check_error({"init", (s / "q").string(), "--arch", "gpt2", "--sliding-window", "4"},
+                    "--sliding-window: gpt2 configs have no field sliding_window");
+        check_error({"init", (s / "q").string(), "--arch", "llama", "--n-head", "4", "--num-attention-heads", "4"},
+                    "give --n-head or --num-attention-heads, not both");
+        check_error({"init", (s / "q").string(), "--arch", "mistral", "--rope-scaling", R"({"rope_type": "yarn"})"},
+                    "remat init: unsupported rope_scaling type \"yarn\" (remat implements \"default\", \"linear\" and \"llama3\")");
+    }
     SUBCASE("unset sizes keep HF's defaults") {
         const fs::path dir = s / "defaults";
         const Result r = run_remat({"init", dir.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head", "2"});
@@ -539,7 +578,8 @@ TEST_CASE("init writes a HuggingFace model folder, deterministically for a seed"
         CHECK(run_remat({"init", dir.string(), "--arch", "gpt2", "--n-layer", "1", "--n-embd", "8", "--n-head", "2",
                          "--vocab-size", "16", "--n-positions", "8", "--force"})
                   .code == 0);
-        check_error({"init", (s / "x").string(), "--arch", "llama"}, "--arch must be gpt2 or bert, got \"llama\"");
+        check_error({"init", (s / "x").string(), "--arch", "mamba"},
+                    "--arch must be gpt2, bert, llama, qwen2 or mistral, got \"mamba\"");
         check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-embd", "30", "--n-head", "4"},
                     "GPT-2 config: n_embd = 30 is not divisible by n_head = 4");
         check_error({"init", (s / "x").string(), "--arch", "gpt2", "--n-layer", "0"},
@@ -797,8 +837,11 @@ TEST_CASE("the help lists the architectures of the table") {
     CHECK(has(init, gpt2));
     CHECK(has(init, bert_mlm));
     CHECK(!has(init, bert_base));
-    CHECK(has(init, "--arch ARCH REQUIRED        The model_type: gpt2 (GPT2LMHeadModel), bert (BertForMaskedLM)"));
-    CHECK(has(init, "n_layer (gpt2), num_hidden_layers (bert); default: 12 (gpt2), 12 (bert)"));
+    CHECK(has(init, "--arch ARCH REQUIRED        The model_type: gpt2 (GPT2LMHeadModel), bert (BertForMaskedLM), "
+                    "llama (LlamaForCausalLM), qwen2 (Qwen2ForCausalLM), mistral (MistralForCausalLM)"));
+    CHECK(has(init, "n_layer (gpt2), num_hidden_layers (bert, llama, qwen2, mistral); default: 12 (gpt2), 12 (bert), 32 (llama)"));
+    CHECK(has(init, "--rope-theta VALUE"));
+    CHECK(has(init, "Sets num_key_value_heads (llama, qwen2, mistral)"));
 }
 
 TEST_CASE("plan: every policy predicted and measured, the plan for a budget") {

@@ -312,7 +312,8 @@ TEST_CASE("BERT: masked-LM training through the same loop, WordPiece from vocab.
     write_text(scratch() / "base" / "config.json", config);
     check_error({"train", (scratch() / "base").string(), "--data", text().string()},
                 (scratch() / "base" / "config.json").string() +
-                    ": remat train trains models with a language-model head (GPT2LMHeadModel or BertForMaskedLM); "
+                    ": remat train trains models with a language-model head (GPT2LMHeadModel, BertForMaskedLM, LlamaForCausalLM, "
+                    "Qwen2ForCausalLM or MistralForCausalLM); "
                     "this folder holds BertModel");
 }
 

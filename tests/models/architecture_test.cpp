@@ -70,13 +70,14 @@ TEST_CASE("the architecture table selects an entry from config.json as HF does")
     CHECK(hf_class_for(R"({"architectures": ["GPT2Model"]})") == "GPT2LMHeadModel");
     CHECK(hf_class_for(R"({"architectures": ["Unknown", "BertModel"]})") == "BertModel");
     CHECK_THROWS_WITH_AS(models::find_for_config(R"({"model_type": "mamba"})", "c.json"),
-                         doctest::Contains("c.json: unsupported model_type \"mamba\" (remat supports gpt2 and bert"),
+                         "c.json: unsupported model_type \"mamba\" (remat supports gpt2, bert, llama, qwen2 and mistral)",
                          ValueError);
     CHECK_THROWS_WITH_AS(models::find_for_config(R"({"model_type": [1]})", "c.json"),
                          "c.json: model_type must be a string, got an array", ValueError);
     CHECK_THROWS_WITH_AS(models::find_for_config(R"({"architectures": ["Unknown"]})", "c.json"),
                          doctest::Contains("c.json: no model_type and no supported architectures (remat supports "
-                                           "model_type gpt2 and bert"),
+                                           "model_type gpt2, bert, llama, qwen2 and mistral, or GPT2LMHeadModel, "
+                                           "BertForMaskedLM, BertModel, LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM"),
                          ValueError);
     CHECK(models::join({"a"}, "or") == "a");
     CHECK(models::join({"a", "b", "c"}, "or") == "a, b or c");

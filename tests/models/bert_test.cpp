@@ -7,9 +7,11 @@
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
 #include "remat/tree/show.hpp"
+#include "tests/support/ids.hpp"
 #include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::ids_of;
 using test::same_bits;
 
 namespace {
@@ -23,19 +25,9 @@ bert::Config tiny() {
     c.max_position_embeddings = 12;
     return c;
 }
-IdTensor ids2(std::initializer_list<std::initializer_list<std::int64_t>> rows) {
-    IdTensor t = IdTensor::from_shape({rows.size(), rows.begin()->size()});
-    std::size_t b = 0;
-    for (auto row : rows) {
-        std::size_t i = 0;
-        for (auto v : row) t(b, i++) = v;
-        ++b;
-    }
-    return t;
-}
 bert::Inputs inputs() {
-    return {ids2({{2, 5, 9, 9, 1, 3}, {7, 4, 4, 30, 8, 0}}), ids2({{0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 1, 1}}),
-            ids2({{1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0}})};
+    return {ids_of({{2, 5, 9, 9, 1, 3}, {7, 4, 4, 30, 8, 0}}), ids_of({{0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 1, 1}}),
+            ids_of({{1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0}})};
 }
 }  // namespace
 
@@ -101,7 +93,7 @@ TEST_CASE("BERT forward") {
     }
     SUBCASE("bad input") {
         bert::Inputs bad = in;
-        bad.attention_mask = ids2({{1, 1}});
+        bad.attention_mask = ids_of({{1, 1}});
         CHECK_THROWS_WITH_AS(model(bad), "bert: BertModel: attention_mask (1, 2) does not match input_ids (2, 6)", ShapeError);
         bad = in;
         bad.token_type_ids(0, 0) = 2;

@@ -9,23 +9,15 @@
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
 #include "remat/tree/show.hpp"
+#include "tests/support/ids.hpp"
 #include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::ids_of;
 using test::same_bits;
 
 namespace {
 gpt2::Config tiny() { return test::tiny_gpt2(3); }
-IdTensor ids_of(std::initializer_list<std::initializer_list<std::int64_t>> rows) {
-    IdTensor t = IdTensor::from_shape({rows.size(), rows.begin()->size()});
-    std::size_t b = 0;
-    for (auto row : rows) {
-        std::size_t i = 0;
-        for (auto v : row) t(b, i++) = v;
-        ++b;
-    }
-    return t;
-}
 }  // namespace
 
 TEST_CASE("GPT-2 structure") {

@@ -50,23 +50,41 @@ struct Case {
     std::size_t B, Tq, Tk, C, H;
     bool causal, padded, packed;
     float p;
+    std::size_t kv_heads = 0;  // 0: H (no grouping)
+    std::size_t window = 0;    // with combined masks (the Llama family's)
 };
+
+// k (B, T, Hkv·D) with each kv head repeated for its H / Hkv query heads: HF's repeat_kv.
+Var repeat_kv(const Var& k, std::size_t H, std::size_t D) {
+    const std::size_t kv_heads = k.shape()[2] / D;
+    std::vector<Var> heads;
+    for (std::size_t h = 0; h < H; ++h) {
+        const std::size_t j = h / (H / kv_heads);
+        heads.push_back(ops::slice_last(k, j * D, (j + 1) * D));
+    }
+    return ops::concat_last(heads);
+}
 
 void check(const Case& c) {
     CAPTURE(c.name);
-    Tensor q = randn({c.B, c.Tq, c.C}, 1, 0.7f), k = randn({c.B, c.Tk, c.C}, 2, 0.7f), v = randn({c.B, c.Tk, c.C}, 3);
+    const std::size_t D = c.C / c.H, kv_width = (c.kv_heads ? c.kv_heads : c.H) * D;
+    Tensor q = randn({c.B, c.Tq, c.C}, 1, 0.7f), k = randn({c.B, c.Tk, kv_width}, 2, 0.7f),
+           v = randn({c.B, c.Tk, kv_width}, 3);
     Tensor padding = full(Shape{c.B, c.Tk}, 1.0f);
     if (c.padded) {
         for (std::size_t j = c.Tk - c.Tk / 3; j < c.Tk; ++j) padding(0, j) = 0.0f;  // right padding
         if (c.B > 1)
             for (std::size_t j = 0; j < 5; ++j) padding(1, j) = 0.0f;  // left padding: rows at the start see only padding
     }
-    const ops::SoftmaxMask mask{.causal = c.causal, .key_padding = c.padded ? &padding : nullptr};
+    const bool combined = c.kv_heads || c.window;
+    const ops::SoftmaxMask mask{.causal = c.causal, .key_padding = c.padded ? &padding : nullptr, .window = c.window,
+                                .combined = combined};
     Tensor weights = randn({c.B, c.Tq, c.C}, 4);
-    // Rows that see only padding are uniform whatever the scores: the fused op sends no gradient from
-    // them into q and k, the composed softmax sends its Jacobian's (HF's autograd artifact). Compare
-    // the rest; "uniform rows" below checks those rows.
-    if (c.padded && c.causal && c.B > 1)
+    // Rows that see only padding are uniform whatever the scores: with two masks the fused op sends no
+    // gradient from them into q and k, the composed softmax sends its Jacobian's (HF's autograd
+    // artifact). Compare the rest; "uniform rows" below checks those rows. With combined masks both
+    // send the Jacobian's, as HF's Llama does: compare everything.
+    if (c.padded && c.causal && c.B > 1 && !combined)
         for (std::size_t i = 0; i + 1 + (c.Tk - c.Tq) <= 5 && i < c.Tq; ++i)
             for (std::size_t f = 0; f < c.C; ++f) weights(1, i, f) = 0.0f;
     std::vector<Tensor*> wrt{&q, &k, &v};
@@ -74,7 +92,7 @@ void check(const Case& c) {
         return [&, fused, out] {
             Var qv = ad::leaf(q), kv = ad::leaf(k), vv = ad::leaf(v), y;
             if (!fused) {
-                y = composed(qv, kv, vv, c.H, mask, c.p, 9);
+                y = composed(qv, repeat_kv(kv, c.H, D), repeat_kv(vv, c.H, D), c.H, mask, c.p, 9);
             } else if (c.packed) {
                 Generator g(9);
                 y = ops::attention(ops::concat_last({qv, kv, vv}), c.H, mask, {c.p, &g});
@@ -106,6 +124,10 @@ TEST_CASE("fused attention equals the composed ops") {
         {"q, k, v, causal, fewer queries than keys", 2, 40, 100, 96, 3, true, false, false, 0.0f},
         {"packed, causal, dropout 0.25", 2, 90, 90, 64, 2, true, false, true, 0.25f},
         {"q, k, v, padding, dropout 0.1, D = 20", 2, 33, 33, 40, 2, false, true, false, 0.1f},
+        {"grouped: 4 query heads on 2 kv heads, causal + padding, D = 32", 2, 100, 100, 128, 4, true, true, false, 0.0f, 2},
+        {"one kv head (MQA), causal, dropout 0.2, D = 16", 2, 70, 70, 64, 4, true, false, false, 0.2f, 1},
+        {"grouped, sliding window 40 (shorter than the sequence), padding", 2, 100, 100, 96, 6, true, true, false, 0.0f, 3, 40},
+        {"packed, sliding window 7, causal", 1, 50, 50, 64, 2, true, false, true, 0.0f, 0, 7},
     };
     for (const Case& c : cases) check(c);
 }

@@ -79,6 +79,10 @@ std::vector<Tensor> run(const json& c) {
     if (op == "relu") return one(ops::relu(input(c, "x")));
     if (op == "tanh") return one(ops::tanh(input(c, "x")));
     if (op == "sigmoid") return one(ops::sigmoid(input(c, "x")));
+    if (op == "silu") return one(ops::silu(input(c, "x")));
+    if (op == "silu_mul") return one(ops::silu_mul(input(c, "gate"), input(c, "up")));
+    if (op == "rms_norm") return one(ops::rms_norm(input(c, "x"), input(c, "weight"), p.at("eps").get<float>()));
+    if (op == "rotary") return one(ops::rotary(input(c, "x"), to_tensor(in.at("cos")), to_tensor(in.at("sin"))));
     if (op == "exp") return one(ops::exp(input(c, "x")));
     if (op == "log") return one(ops::log(input(c, "x")));
     if (op == "sqrt") return one(ops::sqrt(input(c, "x")));
@@ -95,6 +99,8 @@ std::vector<Tensor> run(const json& c) {
     auto mask_of = [&] {
         ops::SoftmaxMask mask;
         mask.causal = p.value("causal", false);
+        mask.window = p.value("window", std::size_t{0});
+        mask.combined = p.value("combined", false);
         if (in.contains("key_padding")) {
             padding = to_tensor(in.at("key_padding"));
             mask.key_padding = &padding;
@@ -226,11 +232,13 @@ TEST_CASE("op forward values") {
     // These pick one of their inputs: the very float.
     SUBCASE("selection") { check_family({"maximum", "minimum", "where", "clamp"}, exact); }
     SUBCASE("relu") { check_family({"relu"}, exact); }
-    SUBCASE("activations") { check_family({"gelu_tanh", "gelu_erf", "tanh", "sigmoid"}, float32); }
+    SUBCASE("activations") { check_family({"gelu_tanh", "gelu_erf", "tanh", "sigmoid", "silu", "silu_mul"}, float32); }
     SUBCASE("exp and log") { check_family({"exp", "log"}, float32); }
     SUBCASE("softmax") { check_family({"softmax"}, float32); }
     SUBCASE("attention") { check_family({"attention"}, float32); }
     SUBCASE("layer_norm") { check_family({"layer_norm"}, float32); }
+    SUBCASE("rms_norm") { check_family({"rms_norm"}, float32); }
+    SUBCASE("rotary") { check_family({"rotary"}, float32); }
     SUBCASE("embedding") { check_family({"embedding"}, exact); }
     SUBCASE("data movement") {
         check_family({"reshape", "permute", "transpose", "slice_last", "split_last", "concat_last"}, exact);

@@ -34,6 +34,23 @@ inline IdTensor ids(std::initializer_list<std::int64_t> values, std::vector<std:
     return t;
 }
 
+// cos and sin (3, 4) of rotary embeddings at positions 0, 1, 2 for the frequencies 1 and 0.1.
+inline Tensor rotary_table(double (*f)(double)) {
+    Tensor t = empty(Shape{3, 4});
+    const double inv_freq[] = {1.0, 0.1};
+    for (std::size_t p = 0; p < 3; ++p)
+        for (std::size_t j = 0; j < 4; ++j) t(p, j) = static_cast<float>(f(static_cast<double>(p) * inv_freq[j % 2]));
+    return t;
+}
+inline const Tensor& rotary_cos() {
+    static const Tensor t = rotary_table([](double x) { return std::cos(x); });
+    return t;
+}
+inline const Tensor& rotary_sin() {
+    static const Tensor t = rotary_table([](double x) { return std::sin(x); });
+    return t;
+}
+
 inline std::vector<OpCase> op_cases() {
     using namespace remat::ops;
     using V = std::vector<Var>;
@@ -41,6 +58,11 @@ inline std::vector<OpCase> op_cases() {
         Tensor m = full(Shape{2, 5}, 1.0f);
         m(0, 3) = m(0, 4) = 0.0f;
         m(1, 0) = 0.0f;
+        return m;
+    }();
+    static const Tensor right_padding = [] {  // every query sees a key that is not padding
+        Tensor m = full(Shape{2, 5}, 1.0f);
+        m(0, 3) = m(0, 4) = 0.0f;
         return m;
     }();
     static const Tensor condition = [] {  // 1/0, and values where only ≠ 0 counts
@@ -92,6 +114,8 @@ inline std::vector<OpCase> op_cases() {
         {"relu", {{3, 7}}, [](const V& x) { return relu(x[0]); }, 0.1f},
         {"tanh", {{3, 7}}, [](const V& x) { return ops::tanh(x[0]); }},
         {"sigmoid", {{3, 7}}, [](const V& x) { return sigmoid(x[0]); }},
+        {"silu", {{3, 7}}, [](const V& x) { return silu(x[0]); }},
+        {"silu_mul", {{3, 7}, {3, 7}}, [](const V& x) { return silu_mul(x[0], x[1]); }},
         {"exp", {{3, 7}}, [](const V& x) { return ops::exp(x[0]); }},
         {"log", {{3, 7}}, [](const V& x) { return ops::log(x[0]); }, 0.5f, true},
         {"sqrt", {{3, 7}}, [](const V& x) { return ops::sqrt(x[0]); }, 0.5f, true},
@@ -117,10 +141,28 @@ inline std::vector<OpCase> op_cases() {
              Generator g(11);  // the same mask on every evaluation
              return attention(x[0], x[1], x[2], 2, {.key_padding = &padding}, {0.3f, &g});
          }},
+        {"attention, grouped kv heads (4 query heads, 2 kv heads, D = 2), causal + padding",
+         {{2, 5, 8}, {2, 5, 4}, {2, 5, 4}},
+         [](const V& x) {
+             return attention(x[0], x[1], x[2], 4, {.causal = true, .key_padding = &right_padding, .combined = true});
+         }},
+        {"attention, one kv head (MQA), sliding window 2", {{2, 5, 6}, {2, 5, 2}, {2, 5, 2}},
+         [](const V& x) { return attention(x[0], x[1], x[2], 3, {.causal = true, .window = 2, .combined = true}); }},
+        {"attention packed qkv, causal + padding + window 3, combined", {{2, 5, 12}},
+         [](const V& x) {
+             return attention(x[0], 2, {.causal = true, .key_padding = &right_padding, .window = 3, .combined = true});
+         }},
+        {"softmax causal, window 3, padding, combined (B,H,Tq,Tk)", {{2, 2, 5, 5}},
+         [](const V& x) {
+             return softmax(x[0], {.causal = true, .key_padding = &right_padding, .window = 3, .combined = true});
+         }},
         // D = 16 and 32: the vector tiles (several query blocks: tests/ops/attention_test.cpp).
         {"attention packed qkv, causal, D = 16", {{2, 7, 48}}, [](const V& x) { return attention(x[0], 1, {.causal = true}); }},
         {"attention packed qkv, D = 32", {{1, 5, 96}}, [](const V& x) { return attention(x[0], 1); }},
         {"layer_norm", {{2, 3, 6}, {6}, {6}}, [](const V& x) { return layer_norm(x[0], x[1], x[2], 1e-5f); }},
+        {"rms_norm", {{2, 3, 6}, {6}}, [](const V& x) { return rms_norm(x[0], x[1], 1e-6f); }},
+        {"rotary, 2 heads of 4", {{2, 3, 8}},
+         [](const V& x) { return rotary(x[0], rotary_cos(), rotary_sin()); }},
         {"batch_norm (training)", {{5, 3}, {3}, {3}}, [](const V& x) { return batch_norm(x[0], x[1], x[2], 1e-5f); }},
         {"embedding, repeated ids", {{5, 3}},
          [](const V& x) { return embedding(x[0], ids({4, 0, 4, 2, 4, 1}, {2, 3})); }},

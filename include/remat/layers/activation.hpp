@@ -35,10 +35,10 @@ namespace remat::nn {
 
 // An activation chosen by name at run time, as HF configs name them (activation_function,
 // hidden_act): a plain enum member of a layer, so it passes through walks as an opaque leaf.
-enum class Activation { gelu_new, gelu, relu, tanh };
+enum class Activation { gelu_new, gelu, relu, tanh, silu };
 
 // HF's names: "gelu_new" (also "gelu_pytorch_tanh", "gelu_fast": the tanh approximation), "gelu"
-// (exact erf), "relu", "tanh"; nullopt for any other.
+// (exact erf), "relu", "tanh", "silu" (also "swish"); nullopt for any other.
 std::optional<Activation> parse_activation(std::string_view name);
 // The canonical name: parse_activation(name(a)) == a.
 const char* name(Activation a);
@@ -51,6 +51,7 @@ inline Var apply(Activation a, const Var& x) {
         case Activation::gelu: return ops::gelu_erf(x);
         case Activation::relu: return ops::relu(x);
         case Activation::tanh: return ops::tanh(x);
+        case Activation::silu: return ops::silu(x);
     }
     return ops::gelu_tanh(x);
 }

@@ -18,7 +18,8 @@ PaddingMask padding_mask(const IdTensor& attention_mask);
 // Whether an optional id input was given (a default-constructed IdTensor is 0-d).
 inline bool given(const IdTensor& t) { return t.dimension() > 0; }
 
-// q, k, v (B, T, C) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C).
+// q (B, T, C), k and v (B, T, C_kv) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C); k and v
+// may hold fewer heads than q (grouped-query attention, ops::attention).
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
               const Dropout* dropout);
 // qkv (B, T, 3C) with q, k, v in that order -> (B, T, C). Attention probabilities go through

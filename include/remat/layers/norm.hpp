@@ -17,6 +17,16 @@ struct LayerNorm {
     Var operator()(const Var& x) const;
 };
 
+// RMSNorm: y = weight · x / √(mean(x²) + eps) over the last axis (HF's LlamaRMSNorm: no bias, no
+// mean subtraction).
+struct RMSNorm {
+    BOOST_HANA_DEFINE_STRUCT(RMSNorm, (Param, weight), (float, eps));
+    static constexpr const char* name = "RMSNorm";
+    static RMSNorm create(std::size_t features, float eps = 1e-6f);
+    std::string describe() const;
+    Var operator()(const Var& x) const;
+};
+
 struct BatchNorm {
     BOOST_HANA_DEFINE_STRUCT(BatchNorm, (Param, weight), (Param, bias), (Tensor, running_mean), (Tensor, running_var),
                              (Tensor, num_batches_tracked), (float, momentum), (float, eps), (Mode, mode));

@@ -17,11 +17,14 @@ struct AttentionDropout {
     Generator* generator = nullptr;
 };
 
-// q (B, Tq, C), k and v (B, Tk, C), n_head heads of D = C / n_head -> (B, Tq, C). The masks are
-// softmax's (causal: query i sees key j ≤ i + Tk − Tq; key_padding (B, Tk) of 1 attend, 0 padding),
-// with the same treatment of rows whose visible keys are all padding (HF's finfo.min arithmetic:
-// uniform over the keys hidden by exactly one mask). Such a row does not depend on the scores, so
-// no gradient flows from it into q or k.
+// q (B, Tq, C), k and v (B, Tk, C_kv), n_head query heads of D = C / n_head -> (B, Tq, C). k and v
+// may hold fewer heads (grouped-query attention; one head: multi-query): C_kv / D heads, each read
+// by n_head / (C_kv / D) consecutive query heads, as HF's repeat_kv — without the copies. The masks
+// are softmax's (causal: query i sees key j ≤ i + Tk − Tq; key_padding (B, Tk) of 1 attend, 0
+// padding; a sliding window), with the same treatment of rows that see no key (HF's finfo.min
+// arithmetic, SoftmaxMask::combined). Such a row does not depend on the scores: with two masks no
+// gradient flows from it into q or k; with combined masks it sends what HF's autograd sends (the
+// softmax Jacobian at the uniform row), as a left-padded batch's loss does in HF.
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const SoftmaxMask& mask = {},
               const AttentionDropout& dropout = {});
 // qkv (B, T, 3C) holding q, k, v in that order (GPT-2's c_attn output) -> (B, T, C).

@@ -7,6 +7,10 @@ namespace remat::ops {
 // x (..., C), gamma (C,), beta (C,).
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps);
 
+// RMS norm over the last axis (Llama's LlamaRMSNorm): y = weight · x / √(mean(x²) + eps).
+// x (..., C), weight (C,). HF computes it in float32 and casts back; remat's tensors are float32.
+Var rms_norm(const Var& x, const Var& weight, float eps);
+
 }  // namespace remat::ops
 
 namespace remat::ops {

@@ -9,11 +9,21 @@ struct SoftmaxMask {
     bool causal = false;
     // (B, Tk) of 1 (attend) and 0 (padding), as HF's attention_mask; x must be (B, ..., Tq, Tk).
     const Tensor* key_padding = nullptr;
+    // W > 0: a query at q' = q + (Tk − Tq) sees only the keys q' − W < k ≤ q' (Mistral's sliding
+    // window, as transformers' masking_utils has it). Needs causal and combined.
+    std::size_t window = 0;
+    // How a row that sees no key comes out. false: GPT-2's and BERT's two additive masks (below);
+    // true: HF's masking_utils (the Llama family), one mask with every hidden score at finfo.min, so
+    // such a row is uniform over all Tk keys.
+    bool combined = false;
 };
 
+// Throws ShapeError for a window without causal and combined (`op` starts the message).
+void check_window(const SoftmaxMask& mask, const char* op);
+
 // Masked scores get probability exactly 0. A row whose visible keys are all padding follows HF's
-// finfo.min arithmetic: uniform over the keys hidden by exactly one mask (all keys without the
-// causal mask).
+// finfo.min arithmetic: combined, uniform over all keys; otherwise uniform over the keys hidden by
+// exactly one mask (all keys without the causal mask).
 Var softmax(const Var& x, const SoftmaxMask& mask = {});
 
 }  // namespace remat::ops

@@ -21,6 +21,8 @@ template <>
 inline constexpr bool is_normalisation<nn::LayerNorm> = true;
 template <>
 inline constexpr bool is_normalisation<nn::BatchNorm> = true;
+template <>
+inline constexpr bool is_normalisation<nn::RMSNorm> = true;
 
 template <class Model>
 std::vector<bool> weight_decay_mask(Model& model) {

@@ -1,0 +1,27 @@
+#include "models/common/causal_lm.hpp"
+
+#include <algorithm>
+
+#include "remat/ops/loss.hpp"
+
+namespace remat::models {
+
+namespace {
+Shape shape_of(const IdTensor& t) { return Shape(t.shape().begin(), t.shape().end()); }
+}  // namespace
+
+void check_mask(const std::string& model, const IdTensor& ids, const IdTensor& attention_mask) {
+    if (!std::equal(ids.shape().begin(), ids.shape().end(), attention_mask.shape().begin(), attention_mask.shape().end()))
+        throw ShapeError(model + ": attention_mask " + to_string(shape_of(attention_mask)) + " does not match input ids " +
+                         to_string(shape_of(ids)));
+}
+
+Var shifted_loss(const std::string& model, const Var& logits, const IdTensor& labels) {
+    try {
+        return ops::next_token_cross_entropy(logits, labels);
+    } catch (const ShapeError& e) {
+        throw ShapeError(model + " loss: " + e.message().substr(e.message().find("labels")));
+    }
+}
+
+}  // namespace remat::models

@@ -1,0 +1,9 @@
+#include "models/qwen2/architecture.hpp"
+
+#include "models/architecture_of.hpp"
+
+namespace remat::qwen2 {
+
+models::Architecture ForCausalLM::entry() { return models::architecture_of<ForCausalLM>(); }
+
+}  // namespace remat::qwen2

@@ -1,0 +1,16 @@
+#pragma once
+// Qwen2ForCausalLM's facts for the architecture table: the Llama family's structs (HF's Qwen2
+// modules are Llama's, with q/k/v biases), Qwen2's config.
+#include "models/llama/architecture.hpp"
+#include "models/qwen2/config.hpp"
+
+namespace remat::qwen2 {
+
+struct ForCausalLM : llama::FamilyFacts<Config> {
+    static constexpr const char* model_type = "qwen2";
+    static constexpr const char* hf_class = "Qwen2ForCausalLM";
+    static constexpr const char* family = "Qwen2";
+    static models::Architecture entry();  // in architecture.cpp
+};
+
+}  // namespace remat::qwen2
