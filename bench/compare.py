@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""remat vs PyTorch: a GPT-2 training step (forward + backward of the LM loss) side by side, in one run.
+"""remat vs PyTorch: a GPT-2 or Llama training step (forward + backward of the LM loss) side by side, in one run.
 
-    ninja -C build && python3 bench/compare.py                 # tiny small deep (~5 min)
+    ninja -C build && python3 bench/compare.py                 # tiny small deep smollm (~8 min)
     python3 bench/compare.py deep --rounds 9                    # one config, more rounds
     python3 bench/compare.py --json out.json --plot docs/benchmarks.png
 
 Spawns two step servers per config and drives them one step at a time, so rounds alternate
 remat, PyTorch, remat, PyTorch … and drift or a noisy neighbour hits both alike:
-  * build/bench/gpt2_step <config> none blocks sqrt selective   (REMAT_NUM_THREADS unset: its pool of 2 threads)
-  * /usr/bin/python3 bench/torch_gpt2.py <config>   (torch.set_num_threads(2), OMP_WAIT_POLICY=PASSIVE)
+  * build/bench/model_step <config> none blocks sqrt selective   (REMAT_NUM_THREADS unset: its pool of 2 threads)
+  * /usr/bin/python3 bench/torch_gpt2.py <config>, bench/torch_llama.py smollm   (torch.set_num_threads(2),
+    OMP_WAIT_POLICY=PASSIVE)
 Each turn runs one untimed step, then the timed one (--settle): the first step after a switch pays
 for the other process (OpenBLAS workers still spinning in sched_yield for a while after their last
 sgemm, caches, vCPU wake-up) — on this VM an idle gap of 0.2 s between steps made the next step of
@@ -17,7 +18,7 @@ either side 2-3x slower, so steps run back to back, as in a training loop.
 Prints, per config: min/median/max ms per step of each, the ratio of medians remat/PyTorch, model
 FLOPs utilisation 6·N·tokens/time (N = parameters doing matmuls: all but the position embedding;
 attention's QKᵀ and PV not counted) against the raw sgemm peak measured in the same run by
-gpt2_step (cblas_sgemm 1024³, best of 10, 2 threads; torch.mm's is printed alongside), and the
+model_step (cblas_sgemm 1024³, best of 10, 2 threads; torch.mm's is printed alongside), and the
 checkpoint table: time and peak activation memory of each policy relative to its own `none`.
 This orchestrator needs no torch; plain python3.
 """
@@ -30,11 +31,17 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = {  # as bench/gpt2_step.cpp and bench/torch_gpt2.py
+CONFIGS = {  # as bench/model_step.cpp and bench/torch_gpt2.py, bench/torch_llama.py
     "tiny": "L4 C128 H4 V1024 T64 B4",
     "small": "L12 C768 H12 V50257 T128 B2",
     "deep": "L24 C256 H8 V8192 T256 B4",
+    "smollm": "L30 C576 H9 KV3 I1536 V49152 T256 B2",  # a Llama of SmolLM2-135M's shape
 }
+LLAMA_CONFIGS = {"smollm"}
+
+
+def family(name):
+    return "Llama" if name in LLAMA_CONFIGS else "GPT-2"
 REMAT_POLICIES = ["none", "blocks", "sqrt", "selective"]
 # --torch-malloc-tuned: glibc keeps freed memory instead of returning it to the kernel (no heap trim;
 # blocks up to 32 MiB, the most glibc allows, from the heap instead of mmap), so PyTorch's steps stop
@@ -70,8 +77,9 @@ def run_config(name, args):
     torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
     if args.torch_malloc_tuned:
         torch_env["GLIBC_TUNABLES"] = TUNED_MALLOC
-    remat = Server([os.path.join(args.build, "bench", "gpt2_step"), name] + REMAT_POLICIES, remat_env)
-    torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt2.py"), name], torch_env)
+    remat = Server([os.path.join(args.build, "bench", "model_step"), name] + REMAT_POLICIES, remat_env)
+    torch_server = "torch_llama.py" if name in LLAMA_CONFIGS else "torch_gpt2.py"
+    torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", torch_server), name], torch_env)
     try:
         n_remat, n_matmul = remat.ask("params")
         n_torch, _ = torch.ask("params")
@@ -121,15 +129,15 @@ def run_config(name, args):
 
 
 def tokens(name):
-    fields = dict((f[0], int(f[1:])) for f in CONFIGS[name].split())
+    fields = dict((f.rstrip("0123456789"), int(f.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))) for f in CONFIGS[name].split())
     return fields["B"] * fields["T"]
 
 
 def report(res):
     med = {k: statistics.median(v) for k, v in res["times"].items()}
-    print(f"\n== GPT-2 {res['config']} ({res['shape']}), {res['params'] / 1e6:.2f} M parameters, "
+    print(f"\n== {family(res['config'])} {res['config']} ({res['shape']}), {res['params'] / 1e6:.2f} M parameters, "
           f"{res['tokens']} tokens/step, median of {res['rounds']} alternating rounds ==")
-    print(f"peak: raw cblas_sgemm 1024³ (gpt2_step, 2 threads) {res['sgemm_gflops']:.1f} GFLOP/s; "
+    print(f"peak: raw cblas_sgemm 1024³ (model_step, 2 threads) {res['sgemm_gflops']:.1f} GFLOP/s; "
           f"torch.mm 1024³ {res['torch_mm_gflops']:.1f} GFLOP/s")
     flops = 6 * res["matmul_params"] * res["tokens"]
     print(f"{'fwd+bwd':<16} {'min ms':>9} {'median ms':>10} {'max ms':>9} {'GFLOP/s':>8} {'MFU':>6}")
@@ -165,7 +173,7 @@ set xrange [-0.6:5.6]
 set grid ytics
 set key off
 set xtics rotate by -30 left
-set multiplot layout {rows},2 title "GPT-2 training step, remat (blue) vs PyTorch 1.13 (orange), 2 cores, medians"
+set multiplot layout {rows},2 title "GPT-2 and Llama training steps, remat (blue) vs PyTorch 1.13 (orange), 2 cores, medians"
 {panels}
 unset multiplot
 """

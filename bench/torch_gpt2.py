@@ -160,15 +160,8 @@ def mm_gflops(n=1024):
     return 2 * n**3 / best / 1e9
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CONFIGS:
-        sys.exit("usage: torch_gpt2.py tiny|small|deep   (then commands on stdin)")
-    L, C, H, V, T, B = CONFIGS[sys.argv[1]]
-    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
-    torch.manual_seed(1)
-    model = GPT2(L, C, H, V, T)
-    ids = torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(7))
-
+def serve(model, ids, unmatmul_params):
+    """Answers the step server's commands (above) for a model whose forward(ids, checkpoint) is the loss."""
     def step(checkpoint):
         model.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
@@ -184,7 +177,7 @@ def main():
             break
         if cmd[0] == "params":
             n = sum(p.numel() for p in model.parameters())
-            reply = f"{n} {n - model.wpe.weight.numel()}"
+            reply = f"{n} {n - unmatmul_params}"
         elif cmd[0] == "mm":
             reply = f"{mm_gflops():.1f}"
         elif cmd[0] in ("step", "mem") and len(cmd) == 2 and cmd[1] in ("none", "blocks"):
@@ -196,6 +189,17 @@ def main():
         else:
             reply = f"error: unknown command {line.strip()!r}"
         print(reply, flush=True)
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in CONFIGS:
+        sys.exit("usage: torch_gpt2.py tiny|small|deep   (then commands on stdin)")
+    L, C, H, V, T, B = CONFIGS[sys.argv[1]]
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
+    torch.manual_seed(1)
+    model = GPT2(L, C, H, V, T)
+    ids = torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(7))
+    serve(model, ids, model.wpe.weight.numel())
 
 
 if __name__ == "__main__":

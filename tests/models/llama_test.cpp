@@ -72,6 +72,22 @@ TEST_CASE("Llama structure: HF's paths and parameter counts, tied and untied") {
     CHECK(tree::count_parameters(biased) == V * C + L * (per_layer + HD + 2 * KV + C + 2 * I + C) + C);
 }
 
+TEST_CASE("SmolLM2-135M's and TinyLlama-1.1B's shapes have HF's parameter counts") {
+    llama::Config smol;  // SmolLM2-135M: tied head
+    smol.num_hidden_layers = 30, smol.hidden_size = 576, smol.num_attention_heads = 9, smol.num_key_value_heads = 3;
+    smol.intermediate_size = 1536, smol.vocab_size = 49152, smol.tie_word_embeddings = true;
+    CHECK(llama::parameter_count(smol.settings()) == 134'515'008);  // HF's num_parameters()
+    llama::Config tiny_llama;  // TinyLlama-1.1B: untied
+    tiny_llama.num_hidden_layers = 22, tiny_llama.hidden_size = 2048, tiny_llama.num_attention_heads = 32;
+    tiny_llama.num_key_value_heads = 4, tiny_llama.intermediate_size = 5632, tiny_llama.vocab_size = 32000;
+    CHECK(llama::parameter_count(tiny_llama.settings()) == 1'100'048'384);
+    // The count is what create() builds, biases and all.
+    qwen2::Config q = tiny<qwen2::Config>(2);
+    Generator init(1);
+    auto model = llama::create(q.settings(), init);
+    CHECK(tree::count_parameters(model) == llama::parameter_count(q.settings()));
+}
+
 TEST_CASE("Qwen2 has q, k, v biases and no o_proj bias; its windows follow use_sliding_window and max_window_layers") {
     Generator init(1);
     qwen2::Config c = tiny<qwen2::Config>(4);

@@ -1,12 +1,12 @@
-// A GPT-2 training step (forward + backward of the LM loss, dropout 0) driven from stdin, one
-// command per line, so that an orchestrator (bench/compare.py) can interleave remat's steps with
-// another framework's (A B A B …) and compare them in one run.
+// A training step (forward + backward of the LM loss, dropout 0) of a GPT-2 or a Llama driven from
+// stdin, one command per line, so that an orchestrator (bench/compare.py) can interleave remat's
+// steps with another framework's (A B A B …) and compare them in one run.
 //
-//   build/bench/gpt2_step tiny|small|deep [policy …]     policies default to: none; budget:SIZE and
-//                                                         auto are planned at start (the plan on stderr)
+//   build/bench/model_step tiny|small|deep|smollm [policy …]   policies default to: none; budget:SIZE and
+//                                                              auto are planned at start (the plan on stderr)
 //
 // Commands (one reply line each, flushed):
-//   params        → "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
+//   params        → "<parameters> <matmul parameters>"   (matmul: all but GPT-2's position embedding)
 //   step <policy> → "<ms> <peak activation bytes>"      zero_grad (untimed), then one timed step
 //   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (OpenBLAS on all cores)
 //   quit
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/gpt2/gpt2.hpp"
+#include "models/llama/llama.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/planning/memory_limit.hpp"
@@ -39,11 +40,14 @@ using Clock = std::chrono::steady_clock;
 namespace {
 struct Bench {
     const char* name;
+    bool llama;  // else GPT-2
     std::size_t L, C, H, V, T, B;
+    std::size_t kv_heads = 0, intermediate = 0;  // Llama only
 };
-const Bench configs[] = {{"tiny", 4, 128, 4, 1024, 64, 4},
-                         {"small", 12, 768, 12, 50257, 128, 2},
-                         {"deep", 24, 256, 8, 8192, 256, 4}};
+const Bench configs[] = {{"tiny", false, 4, 128, 4, 1024, 64, 4},
+                         {"small", false, 12, 768, 12, 50257, 128, 2},
+                         {"deep", false, 24, 256, 8, 8192, 256, 4},
+                         {"smollm", true, 30, 576, 9, 49152, 256, 2, 3, 1536}};  // SmolLM2-135M's shape
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
@@ -63,35 +67,17 @@ double sgemm_gflops() {
     openblas_set_num_threads(threads);
     return 2.0 * n * n * n / (best * 1e6);
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-    const Bench* bench = nullptr;
-    if (argc >= 2)
-        for (const Bench& b : configs)
-            if (argv[1] == std::string(b.name)) bench = &b;
-    if (!bench) {
-        std::fprintf(stderr, "usage: gpt2_step tiny|small|deep [policy …]   (then commands on stdin)\n");
-        return 2;
-    }
-    std::vector<std::string> specs(argv + 2, argv + argc);
-    if (specs.empty()) specs.push_back("none");
-
-    gpt2::Config config;
-    config.n_layer = bench->L;
-    config.n_embd = bench->C;
-    config.n_head = bench->H;
-    config.vocab_size = bench->V;
-    config.n_positions = std::max<std::size_t>(bench->T, 1024);
-    config.resid_pdrop = config.embd_pdrop = config.attn_pdrop = 0.0f;
-
-    IdTensor ids = IdTensor::from_shape({bench->B, bench->T});
+// Builds one model per policy, then answers commands until quit.
+template <class Plain, class Create>
+int serve(const Bench& bench, const std::vector<std::string>& specs, Create create, std::size_t unmatmul_params) {
+    IdTensor ids = IdTensor::from_shape({bench.B, bench.T});
     Generator token_rng(7);
     std::vector<std::uint32_t> bits(ids.size());
     token_rng.fill_bits(bits.data(), bits.size());
-    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % bench->V;
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % bench.V;
 
-    using Model = decltype(set_checkpointing(std::declval<gpt2::Model>()));
+    using Model = decltype(set_checkpointing(std::declval<Plain>()));
     std::map<std::string, Model> models;
     ad::Tape& tape = ad::default_tape();
     auto step = [&](Model& model) {
@@ -101,8 +87,7 @@ int main(int argc, char** argv) {
     for (const std::string& spec : specs) {
         Generator init(1);  // the same weights for every policy
         const Policy policy = Policy::parse(spec);
-        Model& m = models.emplace(spec, set_checkpointing(gpt2::create(config, init),
-                                                          policy.needs_planning() ? Policy::blocks() : policy))
+        Model& m = models.emplace(spec, set_checkpointing(create(init), policy.needs_planning() ? Policy::blocks() : policy))
                        .first->second;
         nn::testmode(m);
         step(m);  // allocates every parameter gradient, so steps measure activations only
@@ -130,9 +115,8 @@ int main(int argc, char** argv) {
         in >> cmd >> arg;
         if (cmd == "quit") break;
         if (cmd == "params") {
-            Model& m = models.begin()->second;
-            const std::size_t all = tree::count_parameters(m);
-            std::printf("%zu %zu\n", all, all - m.transformer.wpe.weight.size());
+            const std::size_t all = tree::count_parameters(models.begin()->second);
+            std::printf("%zu %zu\n", all, all - unmatmul_params);
         } else if (cmd == "sgemm") {
             std::printf("%.1f\n", sgemm_gflops());
         } else if (cmd == "step" && models.count(arg)) {
@@ -148,4 +132,42 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Bench* bench = nullptr;
+    if (argc >= 2)
+        for (const Bench& b : configs)
+            if (argv[1] == std::string(b.name)) bench = &b;
+    if (!bench) {
+        std::fprintf(stderr, "usage: model_step tiny|small|deep|smollm [policy …]   (then commands on stdin)\n");
+        return 2;
+    }
+    std::vector<std::string> specs(argv + 2, argv + argc);
+    if (specs.empty()) specs.push_back("none");
+
+    if (bench->llama) {
+        llama::Settings s;
+        s.fields.num_hidden_layers = bench->L;
+        s.fields.hidden_size = bench->C;
+        s.fields.num_attention_heads = bench->H;
+        s.fields.num_key_value_heads = bench->kv_heads;
+        s.fields.intermediate_size = bench->intermediate;
+        s.fields.vocab_size = bench->V;
+        s.fields.max_position_embeddings = 8192;
+        s.fields.rope_theta = 100000;
+        s.fields.rms_norm_eps = 1e-5;
+        s.fields.tie_word_embeddings = true;
+        return serve<llama::Model>(*bench, specs, [&](Generator& init) { return llama::create(s, init); }, 0);
+    }
+    gpt2::Config config;
+    config.n_layer = bench->L;
+    config.n_embd = bench->C;
+    config.n_head = bench->H;
+    config.vocab_size = bench->V;
+    config.n_positions = std::max<std::size_t>(bench->T, 1024);
+    config.resid_pdrop = config.embd_pdrop = config.attn_pdrop = 0.0f;
+    return serve<gpt2::Model>(*bench, specs, [&](Generator& init) { return gpt2::create(config, init); },
+                              config.n_positions * config.n_embd);
 }
