@@ -142,7 +142,51 @@ std::string plan_text(const std::vector<CheckpointOptions>& plan) {
 }
 }  // namespace
 
+Policy Policy::selective(ad::KindSet keep) {
+    Policy p = of(Kind::selective);
+    p.keep = keep;
+    return p;
+}
+
+namespace {
+constexpr ad::OpKind keepable[] = {ad::OpKind::attention, ad::OpKind::projection, ad::OpKind::narrowing,
+                                   ad::OpKind::matmul,    ad::OpKind::softmax,    ad::OpKind::norm,
+                                   ad::OpKind::activation, ad::OpKind::elementwise, ad::OpKind::embedding};
+// "narrowing projection" is written "narrowing".
+std::string kind_word(ad::OpKind k) { return k == ad::OpKind::narrowing ? "narrowing" : std::string(ad::name(k)); }
+
+ad::KindSet parse_kinds(const std::string& text, const std::string& spec) {
+    ad::KindSet set;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        const std::size_t end = std::min(text.find('+', begin), text.size());
+        const std::string word = text.substr(begin, end - begin);
+        bool found = false;
+        for (ad::OpKind k : keepable)
+            if (kind_word(k) == word) set = set | ad::KindSet{k}, found = true;
+        if (!found) {
+            std::string names;
+            for (ad::OpKind k : keepable) names += (names.empty() ? "" : ", ") + kind_word(k);
+            throw ValueError("checkpoint policy '" + spec + "': unknown op kind '" + word + "' (" + names + ")");
+        }
+        begin = end + 1;
+    }
+    return set;
+}
+
+std::string kinds_text(ad::KindSet set) {
+    std::string text;
+    for (ad::OpKind k : keepable) {
+        if (!set.contains(k)) continue;
+        if (!text.empty()) text += '+';
+        text += kind_word(k);
+    }
+    return text;
+}
+}  // namespace
+
 Policy Policy::parse(const std::string& spec) {
+    if (spec.rfind("selective:", 0) == 0) return selective(parse_kinds(spec.substr(10), spec));
     if (spec == "none") return none();
     if (spec == "blocks") return blocks();
     if (spec == "sqrt") return sqrt();
@@ -155,7 +199,7 @@ Policy Policy::parse(const std::string& spec) {
     if (spec.rfind("budget:", 0) == 0) return budget(parse_memory_size(spec.substr(7)));
     if (spec.rfind("plan:", 0) == 0) return planned(parse_plan(spec.substr(5), spec));
     throw ValueError("unknown checkpoint policy '" + spec +
-                     "' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
+                     "' (expected none, blocks, every:K, sqrt, selective, selective:KINDS, budget:SIZE, auto or plan:TEXT)");
 }
 
 std::string Policy::to_string() const {
@@ -164,7 +208,7 @@ std::string Policy::to_string() const {
         case Kind::blocks: return "blocks";
         case Kind::every: return "every:" + std::to_string(k);
         case Kind::sqrt: return "sqrt";
-        case Kind::selective: return "selective";
+        case Kind::selective: return keep == selective_keep ? "selective" : "selective:" + kinds_text(keep);
         case Kind::predicate: return "predicate";
         case Kind::plan: return "plan:" + plan_text(plan);
         case Kind::budget: return "budget:" + memory_size_text(budget_bytes);
@@ -180,7 +224,7 @@ CheckpointOptions options_for(const Policy& policy, const std::string& path, std
         case Policy::Kind::blocks: break;
         case Policy::Kind::every: o.active = index % policy.k == 0; break;
         case Policy::Kind::sqrt: break;  // segments are assigned per sequence of blocks
-        case Policy::Kind::selective: o.keep = Policy::selective_keep; break;
+        case Policy::Kind::selective: o.keep = policy.keep; break;
         case Policy::Kind::predicate: o.active = policy.predicate(path, index); break;
         case Policy::Kind::plan:
             if (index >= policy.plan.size())

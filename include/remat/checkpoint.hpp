@@ -281,6 +281,7 @@ struct Policy {
     std::function<bool(const std::string& path, std::size_t index)> predicate;
     std::vector<CheckpointOptions> plan;  // Kind::plan: block i's options
     std::size_t budget_bytes = 0;         // Kind::budget
+    ad::KindSet keep = selective_keep;    // Kind::selective: the op kinds whose outputs are kept
 
     static Policy of(Kind kind) {
         Policy p;
@@ -292,6 +293,8 @@ struct Policy {
     static Policy every(std::size_t k);
     static Policy sqrt() { return of(Kind::sqrt); }
     static Policy selective() { return of(Kind::selective); }
+    // selective, keeping the outputs of other op kinds than selective_keep's (an empty set: blocks).
+    static Policy selective(ad::KindSet keep);
     static Policy when(std::function<bool(const std::string& path, std::size_t index)> predicate);
     // Every block's options, one per block in set_checkpointing's order (what a planner returns).
     static Policy planned(std::vector<CheckpointOptions> plan);
@@ -302,7 +305,8 @@ struct Policy {
     static Policy fit_memory() { return of(Kind::fit_memory); }
     bool needs_planning() const { return kind == Kind::budget || kind == Kind::fit_memory; }
 
-    // "none", "blocks", "every:K", "sqrt", "selective", "budget:SIZE" (SIZE as parse_memory_size
+    // "none", "blocks", "every:K", "sqrt", "selective", "selective:KIND+KIND…" (kinds by name:
+    // attention, projection, narrowing, matmul, norm, activation, …), "budget:SIZE" (SIZE as parse_memory_size
     // reads it: 11GB, 4.5GiB), "auto" (fit_memory) and "plan:TEXT" (a plan as to_string writes it:
     // counts and letters, n plain, s selective, c checkpointed, g a segment of that many blocks
     // checkpointed as one — "plan:12n6c3g3g"); anything else throws ValueError.

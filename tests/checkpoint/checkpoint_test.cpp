@@ -404,7 +404,17 @@ TEST_CASE("policies") {
     CHECK(Policy::parse("sqrt").to_string() == "sqrt");
     CHECK_THROWS_WITH_AS(Policy::parse("every:0"), "checkpoint policy every:K needs K ≥ 1", ValueError);
     CHECK_THROWS_WITH_AS(Policy::parse("often"),
-                         "unknown checkpoint policy 'often' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)", ValueError);
+                         "unknown checkpoint policy 'often' (expected none, blocks, every:K, sqrt, selective, selective:KINDS, "
+                         "budget:SIZE, auto or plan:TEXT)", ValueError);
+    CHECK(Policy::parse("selective").keep == Policy::selective_keep);
+    const Policy projections = Policy::parse("selective:attention+projection+narrowing");
+    CHECK(projections.keep == ad::KindSet{ad::OpKind::attention, ad::OpKind::projection, ad::OpKind::narrowing});
+    CHECK(projections.to_string() == "selective:attention+projection+narrowing");
+    CHECK(Policy::parse("selective:narrowing+attention").to_string() == "selective");
+    CHECK(options_for(projections, "h.0", 0).keep == projections.keep);
+    CHECK_THROWS_WITH_AS(Policy::parse("selective:attention+lstm"),
+                         "checkpoint policy 'selective:attention+lstm': unknown op kind 'lstm' (attention, projection, "
+                         "narrowing, matmul, softmax, norm, activation, elementwise, embedding)", ValueError);
     CHECK(sqrt_segments(12) == std::vector<std::size_t>{3, 3, 3, 3});
     CHECK(sqrt_segments(10) == std::vector<std::size_t>{3, 3, 2, 2});
     CHECK(sqrt_segments(1) == std::vector<std::size_t>{1});

@@ -414,7 +414,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
     }
     SUBCASE("the options") {
         check_error(run(gpt2_dir, good, {"--checkpoint", "most"}),
-                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
+                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, selective:KINDS, budget:SIZE, auto or plan:TEXT)");
         check_error(run(gpt2_dir, good, {"--checkpoint", "every:0"}), "--checkpoint: checkpoint policy every:K needs K ≥ 1");
         check_error(run(gpt2_dir, good, {"--repeat", "0"}), "--repeat must be a whole number from 1 to 1000000, got \"0\"");
     }
@@ -690,7 +690,7 @@ TEST_CASE("train fine-tunes a GPT-2 folder and saves it") {
         check_error({"train", m, "--data", data.string(), "--lr", "nan"}, "--lr must be a number above 0, got \"nan\"");
         check_error({"train", m, "--data", data.string(), "--steps", "-3"}, "--steps must be a whole number from 1 to 10000000000, got \"-3\"");
         check_error({"train", m, "--data", data.string(), "--checkpoint", "most"},
-                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, budget:SIZE, auto or plan:TEXT)");
+                    "--checkpoint: unknown checkpoint policy 'most' (expected none, blocks, every:K, sqrt, selective, selective:KINDS, budget:SIZE, auto or plan:TEXT)");
         check_error({"train", m}, "--data is required (see remat train --help)");
         write_text(s / "a-file", "x");
         const fs::path under_file = s / "a-file" / "out";

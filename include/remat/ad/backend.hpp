@@ -46,6 +46,11 @@ public:
     constexpr bool contains(OpKind k) const { return (bits_ & bit(k)) != 0; }
     constexpr bool empty() const { return bits_ == 0; }
     constexpr bool operator==(const KindSet&) const = default;
+    constexpr KindSet operator|(const KindSet& other) const {
+        KindSet s;
+        s.bits_ = bits_ | other.bits_;
+        return s;
+    }
 
 private:
     static constexpr std::uint32_t bit(OpKind k) { return 1u << static_cast<unsigned>(k); }
