@@ -1,6 +1,7 @@
 #include "cli/init.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <memory>
 
@@ -74,6 +75,9 @@ std::unique_ptr<models::Model> create_within_memory(const models::Architecture& 
     }
 }
 
+// The flags of the five sizes, in models::Sizes order.
+constexpr std::array<const char*, 5> size_flags = {"--n-layer", "--n-embd", "--n-head", "--vocab-size", "--n-positions"};
+
 // "rope_theta" -> "--rope-theta"
 std::string flag_of(const std::string& field) {
     std::string flag = "--" + field;
@@ -85,7 +89,6 @@ std::string flag_of(const std::string& field) {
 models::SizeRequest request_of(const models::Architecture& a, const InitOptions& o) {
     models::SizeRequest r{size(o.n_layer), size(o.n_embd), size(o.n_head), size(o.vocab_size), size(o.n_positions), {}};
     std::optional<std::size_t>* sizes[] = {&r.n_layer, &r.n_embd, &r.n_head, &r.vocab_size, &r.n_positions};
-    const char* size_flags[] = {"--n-layer", "--n-embd", "--n-head", "--vocab-size", "--n-positions"};
     for (const auto& [field, value] : o.fields) {
         const auto at = std::find(a.size_fields.begin(), a.size_fields.end(), field);
         if (at == a.size_fields.end()) {
@@ -159,9 +162,7 @@ std::vector<std::pair<std::string, std::string>> config_fields() {
     for (const models::Architecture* a : models::architectures()) {
         if (&architecture_for_init(a->model_type) != a) continue;
         for (const std::string& field : a->config_fields) {
-            if (flag_of(field) == "--n-layer" || flag_of(field) == "--n-embd" || flag_of(field) == "--n-head" ||
-                flag_of(field) == "--vocab-size" || flag_of(field) == "--n-positions")
-                continue;
+            if (std::find(size_flags.begin(), size_flags.end(), flag_of(field)) != size_flags.end()) continue;
             auto at = std::find_if(out.begin(), out.end(), [&](const auto& f) { return f.first == field; });
             if (at == out.end()) out.emplace_back(field, a->model_type);
             else at->second += ", " + a->model_type;
