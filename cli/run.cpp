@@ -199,7 +199,7 @@ Command add_run_command(CLI::App& remat) {
         ->type_name("OUT");
     command->add_flag("--grads", f->options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
     command->add_option("--checkpoint", f->options.checkpoint,
-                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, budget:SIZE (a plan whose peak "
+                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (a plan whose peak "
                         "activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     add(command, "--repeat", f->repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");

@@ -503,7 +503,7 @@ Command add_train_command(CLI::App& remat) {
     add(command, "--clip", f->clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
     add(command, "--seed", f->seed, "Seed of the windows' order and the dropout masks (default: 0)", "S");
     command->add_option("--checkpoint", f->options.checkpoint,
-                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, budget:SIZE (the fastest plan whose "
+                        "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (the fastest plan whose "
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")->type_name("OUT");
