@@ -23,22 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The tokenizer of a model folder (its architecture's kind, as `remat train` uses it), or of a folder
-// holding only tokenizer files.
-text::FolderTokenizer tokenizer_of_folder(const fs::path& dir) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Failure(dir.string() + ": not a folder (give a model folder or a tokenizer folder)");
-    if (fs::exists(dir / "config.json", ec)) {
-        const ModelFolder folder = inspect(dir);
-        return tokenizer_of(folder, folder.architecture->summary(folder.config_text).sizes.vocab_size);
-    }
-    const bool bpe = (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) || fs::exists(dir / "tokenizer.json", ec);
-    if (bpe) return text::tokenizer_for_folder(dir, std::int64_t{1} << 32);
-    if (fs::exists(dir / "vocab.txt", ec)) return text::wordpiece_for_folder(dir, std::int64_t{1} << 32);
-    throw Failure(dir.string() + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, "
-                  "tokenizer.json, or BERT's vocab.txt)");
-}
-
 std::string file_line(const char* what, const data::EncodedFile& f) {
     return std::string(what) + ": " + f.path.string() + "  " + std::to_string(f.tokens) + " tokens  " + std::to_string(f.documents) +
            (f.documents == 1 ? " document  " : " documents  ") + std::to_string(f.bytes) + " bytes";

@@ -14,6 +14,7 @@
 #include "cli/plan.hpp"
 #include "cli/plot.hpp"
 #include "cli/run.hpp"
+#include "cli/tokenize.hpp"
 #include "cli/train.hpp"
 #include "models/architecture.hpp"
 #include "remat/core/error.hpp"
@@ -46,7 +47,7 @@ int main_with_exceptions(int argc, char** argv) {
         "stderr and exits with code 2. See docs/cli.md.");
 
     const std::vector<Command> commands = {add_init_command(app),  add_train_command(app), add_demo_command(app),
-                                           add_info_command(app), add_run_command(app),   add_encode_command(app),
+                                           add_info_command(app), add_run_command(app),   add_encode_command(app), add_tokenize_command(app),
                                            add_plot_command(app),  add_plan_command(app)};
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());

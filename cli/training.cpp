@@ -22,7 +22,7 @@ std::string read_text_file(const std::filesystem::path& path) {
 
 text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_size) {
     switch (folder.architecture->tokenizer) {
-        case models::TokenizerKind::byte_level_bpe:
+        case models::TokenizerKind::bpe:
             return text::tokenizer_for_folder(folder.dir, static_cast<std::int64_t>(vocab_size));
         case models::TokenizerKind::wordpiece: {
             std::error_code ec;
@@ -34,6 +34,21 @@ text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_
         case models::TokenizerKind::none: break;
     }
     throw Failure(folder.config.string() + ": remat has no tokenizer for " + folder.architecture->hf_class + " yet");
+}
+
+text::FolderTokenizer tokenizer_of_folder(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw Failure(dir.string() + ": not a folder (give a model folder or a tokenizer folder)");
+    if (fs::exists(dir / "config.json", ec)) {
+        const ModelFolder folder = inspect(dir);
+        return tokenizer_of(folder, folder.architecture->summary(folder.config_text).sizes.vocab_size);
+    }
+    const bool bpe = (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) || fs::exists(dir / "tokenizer.json", ec);
+    if (bpe) return text::tokenizer_for_folder(dir, std::int64_t{1} << 32);
+    if (fs::exists(dir / "vocab.txt", ec)) return text::wordpiece_for_folder(dir, std::int64_t{1} << 32);
+    throw Failure(dir.string() + ": neither a model folder (config.json) nor a tokenizer folder (tokenizer.json, vocab.json + "
+                  "merges.txt, or BERT's vocab.txt)");
 }
 
 std::size_t window_length(std::optional<std::int64_t> seq, std::size_t n_positions) {

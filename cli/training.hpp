@@ -25,6 +25,9 @@ std::string read_text_file(const std::filesystem::path& path);
 
 // The folder's tokenizer, of the kind its architecture declares; Failure when remat has none for it.
 text::FolderTokenizer tokenizer_of(const ModelFolder& folder, std::size_t vocab_size);
+// The tokenizer of a model folder (as tokenizer_of) or of a folder holding only tokenizer files
+// (tokenizer.json, vocab.json + merges.txt, or BERT's vocab.txt): what `remat encode` and `remat tokenize` read.
+text::FolderTokenizer tokenizer_of_folder(const std::filesystem::path& dir);
 
 // The window length: --seq if given, else min(128, n_positions); Failure unless 2 <= seq <= n_positions.
 std::size_t window_length(std::optional<std::int64_t> seq, std::size_t n_positions);

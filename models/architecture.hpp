@@ -34,7 +34,7 @@ enum class Objective {
 
 // How the folder's text is tokenised.
 enum class TokenizerKind {
-    byte_level_bpe,  // GPT-2's vocab.json + merges.txt or tokenizer.json; raw bytes without them
+    bpe,             // tokenizer.json (HfTokenizer), else vocab.json + merges.txt (GPT-2); raw bytes without them
     wordpiece,       // BERT's vocab.txt (+ tokenizer_config.json); an error without it
     none,            // remat has no tokenizer for it yet
 };

@@ -17,7 +17,7 @@ struct LMHead {
     static std::vector<std::string> also_loads() { return {"GPT2Model"}; }  // the LM head is tied: nothing is missing
     static constexpr const char* family = "GPT-2";
     static constexpr auto objective = models::Objective::causal_lm;
-    static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
+    static constexpr auto tokenizer = models::TokenizerKind::bpe;
     static models::Architecture entry();  // models::architecture_of<LMHead>(), compiled in architecture.cpp
 
     // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.

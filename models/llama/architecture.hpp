@@ -24,7 +24,7 @@ struct FamilyFacts {
     static constexpr auto objective = models::Objective::causal_lm;
     // Raw bytes for a folder without tokenizer files (remat init's); HF's tokenizer.json is refused by
     // component until remat reads the family's (text/tokenizer_files.cpp).
-    static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
+    static constexpr auto tokenizer = models::TokenizerKind::bpe;
 
     // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.
     static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size", "num_attention_heads",

@@ -14,9 +14,15 @@ struct Merge {
     std::int32_t merged;  // id of the concatenation
 };
 
+// tokenizers' AddedToken: matched literally in the text before the model sees it.
 struct AddedToken {
-    std::string content;  // UTF-8, matched literally in the text
+    std::string content;  // UTF-8
     std::int32_t id;
+    bool special = false;      // left out by decode's skip_special_tokens
+    bool normalized = false;   // matched in the normalized text (content normalized too), not the raw text
+    bool lstrip = false;       // the match takes the white space before it
+    bool rstrip = false;       // ... and after it
+    bool single_word = false;  // only where no word character touches it on either side
 };
 
 struct Gpt2Tables {

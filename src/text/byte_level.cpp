@@ -88,22 +88,38 @@ void append_utf8(std::string& out, char32_t cp) {
     }
 }
 
+namespace {
+
+// The byte of the symbol at token[i], or -1 when the character there is not one; its length in `length`.
+int symbol_byte(std::string_view token, std::size_t i, std::size_t& length) {
+    const auto [n, valid] = step(token, i);
+    length = n;
+    char32_t cp = symbol_range;  // none
+    if (valid && n == 1)
+        cp = static_cast<unsigned char>(token[i]);
+    else if (valid && n == 2)  // the whole alphabet is below U+0800
+        cp = (static_cast<char32_t>(token[i] & 0x1F) << 6) | static_cast<char32_t>(token[i + 1] & 0x3F);
+    return cp < symbol_range ? symbol_to_byte[cp] : -1;
+}
+
+}  // namespace
+
 std::string token_bytes(std::string_view token) {
     std::string out;
-    for (std::size_t i = 0; i < token.size();) {
-        const auto [length, valid] = step(token, i);
-        char32_t cp = symbol_range;  // none
-        if (valid && length == 1)
-            cp = static_cast<unsigned char>(token[i]);
-        else if (valid && length == 2)  // the whole alphabet is below U+0800
-            cp = (static_cast<char32_t>(token[i] & 0x1F) << 6) | static_cast<char32_t>(token[i + 1] & 0x3F);
-        if (cp < symbol_range && symbol_to_byte[cp] >= 0)
-            out += static_cast<char>(symbol_to_byte[cp]);
+    for (std::size_t i = 0, length = 0; i < token.size(); i += length) {
+        const int b = symbol_byte(token, i, length);
+        if (b >= 0)
+            out += static_cast<char>(b);
         else
             out.append(token, i, length);
-        i += length;
     }
     return out;
+}
+
+bool all_byte_symbols(std::string_view token) {
+    for (std::size_t i = 0, length = 0; i < token.size(); i += length)
+        if (symbol_byte(token, i, length) < 0) return false;
+    return true;
 }
 
 bool is_utf8(std::string_view text) {

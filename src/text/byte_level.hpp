@@ -17,6 +17,9 @@ std::string byte_symbol_utf8(std::uint8_t byte);
 // (possible only in hand-written files) stays as its own UTF-8, as tokenizers' ByteLevel decoder keeps it.
 // The token must be valid UTF-8.
 std::string token_bytes(std::string_view token);
+// Whether every character of the token is one of the 256 symbols (tokenizers' ByteLevel decoder keeps a
+// token that has any other character as it is, whole).
+bool all_byte_symbols(std::string_view token);
 
 void append_utf8(std::string& out, char32_t code_point);
 

@@ -30,10 +30,12 @@ namespace {
 
 constexpr std::string_view end_of_text = "<|endoftext|>";
 
-[[noreturn]] void fail(const std::string& where, const std::string& problem) { throw FormatError(where + ": " + problem); }
-
 // GPT-2's tokenizer.json is 1.4 MB and the largest HF tokenizers tens of megabytes; this bounds a hostile one.
 constexpr std::size_t max_tokenizer_file_bytes = std::size_t{256} << 20;
+
+}  // namespace
+
+[[noreturn]] void fail(const std::string& where, const std::string& problem) { throw FormatError(where + ": " + problem); }
 
 std::string excerpt(const json& v) {
     constexpr std::size_t longest = 80;
@@ -41,6 +43,8 @@ std::string excerpt(const json& v) {
     if (s.size() > longest) s = s.substr(0, longest) + "...";
     return s;
 }
+
+namespace {
 
 // Strictly (strict_json): a duplicate key at any depth is refused — nlohmann would keep the last
 // silently, and a vocabulary that gives one token two ids is broken.
@@ -52,14 +56,6 @@ std::string read_file(const fs::path& file) { return remat::read_file(file, max_
 
 json read_json(const fs::path& file) { return parse_json(file, read_file(file)); }
 
-namespace {
-
-struct Vocabulary {
-    std::unordered_map<std::string, std::int32_t> id_of;
-    std::unordered_map<std::int32_t, const std::string*> token_of;  // points into id_of's keys
-};
-
-// A JSON object of token -> id. where: "vocab.json" or "tokenizer.json: model.vocab".
 Vocabulary read_vocabulary(const json& object, const std::string& where) {
     if (!object.is_object()) fail(where, "expected a JSON object of token -> id, got " + excerpt(object));
     Vocabulary v;
@@ -76,11 +72,6 @@ Vocabulary read_vocabulary(const json& object, const std::string& where) {
     return v;
 }
 
-struct MergeText {
-    std::string left, right;
-    std::string where;  // "merges.txt:5" or "tokenizer.json: model.merges[4]"
-};
-
 // One "a b" merge: exactly two non-empty symbols separated by one space.
 std::optional<MergeText> split_merge(std::string_view line) {
     const std::size_t space = line.find(' ');
@@ -88,6 +79,8 @@ std::optional<MergeText> split_merge(std::string_view line) {
         return std::nullopt;
     return MergeText{std::string(line.substr(0, space)), std::string(line.substr(space + 1)), {}};
 }
+
+namespace {
 
 std::vector<MergeText> read_merges_txt(const fs::path& file) {
     const std::string text = read_file(file);
@@ -116,6 +109,8 @@ std::vector<MergeText> read_merges_txt(const fs::path& file) {
     return merges;
 }
 
+}  // namespace
+
 std::vector<MergeText> read_merges_json(const json& array, const std::string& where) {
     if (!array.is_array()) fail(where, "expected a list of merges, got " + excerpt(array));
     std::vector<MergeText> merges;
@@ -134,6 +129,8 @@ std::vector<MergeText> read_merges_json(const json& array, const std::string& wh
     }
     return merges;
 }
+
+namespace {
 
 // Resolves the merges and bytes against the vocabulary. vocab_where starts messages about the vocabulary
 // ("x/vocab.json", "x/tokenizer.json: model.vocab"); vocab_name ends those about a merge ("vocab.json").
@@ -194,6 +191,8 @@ void expect_default(const json& object, const char* key, const json& allowed, co
     fail(where, std::string(key) + " is " + excerpt(v) + "; only " + allowed.dump() + " (GPT-2's) is supported");
 }
 
+}  // namespace
+
 std::vector<AddedToken> read_added_tokens(const json& root, const Vocabulary& vocab, const std::string& file) {
     std::vector<AddedToken> added;
     if (!root.contains("added_tokens") || root["added_tokens"].is_null()) return added;
@@ -211,9 +210,12 @@ std::vector<AddedToken> read_added_tokens(const json& root, const Vocabulary& vo
         const std::string& content = a["content"].get_ref<const std::string&>();
         if (!id.is_number_unsigned() || id.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())
             fail(where, "id " + excerpt(id) + " of " + in_quotes(content) + " is not an integer in [0, 2^31)");
-        for (const char* flag : {"lstrip", "rstrip", "single_word"})
-            if (a.contains(flag) && a[flag] == true)
-                fail(where, in_quotes(content) + " has " + flag + " true, which is not supported (GPT-2's added tokens match literally)");
+        auto flag = [&](const char* key, bool absent) {
+            if (!a.contains(key) || a[key].is_null()) return absent;
+            if (!a[key].is_boolean()) fail(where, std::string(key) + " of " + in_quotes(content) + " is " + excerpt(a[key]) + ", not true or false");
+            return a[key].get<bool>();
+        };
+        const bool special = flag("special", false);
         const auto i32 = static_cast<std::int32_t>(id.get<std::uint64_t>());
         if (auto it = vocab.id_of.find(content); it != vocab.id_of.end() && it->second != i32)
             fail(where, in_quotes(content) + " has id " + std::to_string(i32) + " but model.vocab gives it " + std::to_string(it->second));
@@ -222,12 +224,11 @@ std::vector<AddedToken> read_added_tokens(const json& root, const Vocabulary& vo
         if (auto [it, fresh] = seen.emplace(i32, added.size()); !fresh)
             fail(where, in_quotes(content) + " has id " + std::to_string(i32) + ", as added_tokens[" + std::to_string(it->second) + "] has");
         if (!contents.insert(content).second) fail(where, in_quotes(content) + " is listed twice");
-        added.push_back({content, i32});
+        added.push_back({content, i32, special, flag("normalized", !special), flag("lstrip", false), flag("rstrip", false),
+                         flag("single_word", false)});
     }
     return added;
 }
-
-}  // namespace
 
 std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const fs::path& vocab_json, const fs::path& merges_txt) {
     const Vocabulary vocab = read_vocabulary(parse_json(vocab_json, read_file(vocab_json)), vocab_json.string());
@@ -266,8 +267,13 @@ std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const fs::path& tokenizer_
 
     const Vocabulary vocab = read_vocabulary(model["vocab"], file + ": model.vocab");
     const std::vector<MergeText> merges = read_merges_json(model["merges"], file + ": model.merges");
-    return build(vocab, file + ": model.vocab", "model.vocab", merges, read_added_tokens(root, vocab, file),
-                 tokenizer_json.filename().string());
+    std::vector<AddedToken> added = read_added_tokens(root, vocab, file);
+    for (std::size_t i = 0; i < added.size(); ++i)
+        for (const auto& [set, flag] : {std::pair{added[i].lstrip, "lstrip"}, {added[i].rstrip, "rstrip"}, {added[i].single_word, "single_word"}})
+            if (set)
+                fail(file + ": added_tokens[" + std::to_string(i) + "]",
+                     in_quotes(added[i].content) + " has " + flag + " true, which is not supported (GPT-2's added tokens match literally)");
+    return build(vocab, file + ": model.vocab", "model.vocab", merges, std::move(added), tokenizer_json.filename().string());
 }
 
 }  // namespace remat::text::detail

@@ -4,10 +4,35 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "src/text/bpe.hpp"
 
 namespace remat::text::detail {
+
+// The pieces of vocab.json/merges.txt/tokenizer.json reading that tokenizer.json's general reader shares.
+// All throw FormatError "<where>: <problem>".
+struct Vocabulary {
+    std::unordered_map<std::string, std::int32_t> id_of;
+    std::unordered_map<std::int32_t, const std::string*> token_of;  // points into id_of's keys
+};
+// A JSON object of token -> id. where: "vocab.json" or "tokenizer.json: model.vocab".
+Vocabulary read_vocabulary(const nlohmann::json& object, const std::string& where);
+
+struct MergeText {
+    std::string left, right;
+    std::string where;  // "merges.txt:5" or "tokenizer.json: model.merges[4]"
+};
+// model.merges: "a b" strings (tokenizers < 0.20) or ["a", "b"] pairs.
+std::vector<MergeText> read_merges_json(const nlohmann::json& array, const std::string& where);
+// tokenizer.json's added_tokens (absent or null: none), checked against the vocabulary: ids in [0, 2^31),
+// no id or content twice, none contradicting model.vocab.
+std::vector<AddedToken> read_added_tokens(const nlohmann::json& root, const Vocabulary& vocab, const std::string& file);
+
+[[noreturn]] void fail(const std::string& where, const std::string& problem);
+// A JSON value for a message, cut at 80 characters.
+std::string excerpt(const nlohmann::json& v);
 
 // Both throw FormatError naming the file (and the line or JSON path) and the problem.
 std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const std::filesystem::path& vocab_json,

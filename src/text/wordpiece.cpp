@@ -2,6 +2,8 @@
 // The Unicode steps (BasicTokenizer) are in bert_basic.cpp.
 #include "remat/text/wordpiece.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -224,6 +226,22 @@ std::string WordPieceTokenizer::decode(std::span<const std::int64_t> ids) const 
     const std::size_t begin = out.find_first_not_of(" \t\n\r\v\f");
     if (begin == std::string::npos) return {};
     return out.substr(begin, out.find_last_not_of(" \t\n\r\v\f") + 1 - begin);
+}
+
+std::vector<std::int64_t> WordPieceTokenizer::encode_with_special_tokens(std::string_view text) const {
+    std::vector<std::int64_t> ids = encode(text);
+    if (const auto cls = id_of("[CLS]")) ids.insert(ids.begin(), *cls);
+    if (const auto sep = id_of("[SEP]")) ids.push_back(*sep);
+    return ids;
+}
+
+std::string WordPieceTokenizer::decode_as_hf(std::span<const std::int64_t> ids, bool skip_special_tokens) const {
+    if (!skip_special_tokens) return decode(ids);
+    const std::vector<std::int64_t> special = special_ids();
+    std::vector<std::int64_t> kept;
+    for (const std::int64_t id : ids)
+        if (std::find(special.begin(), special.end(), id) == special.end()) kept.push_back(id);
+    return decode(kept);
 }
 
 std::int64_t WordPieceTokenizer::vocab_size() const { return static_cast<std::int64_t>(tables_->tokens.size()); }

@@ -4,6 +4,7 @@
 
 #include "remat/data/fingerprint.hpp"
 #include "remat/data/token_file.hpp"
+#include "remat/text/hf_tokenizer.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "tests/cli/run_remat.hpp"
 
@@ -25,7 +26,7 @@ TEST_CASE("encode") {
     const fs::path tokdir = fixtures / "tokenizer";
     write_text(dir / "docs" / "1.txt", read_text(fs::path(REMAT_FIXTURES) / ".." / ".." / "data" / "founding-texts.txt"));
     write_text(dir / "docs" / "2.txt", "The second document.\n");
-    const auto tokenizer = remat::text::Gpt2Tokenizer::from_files(tokdir / "vocab.json", tokdir / "merges.txt");
+    const auto tokenizer = remat::text::HfTokenizer::from_folder(tokdir);  // tokenizer.json goes first, as in HF
     const std::string fingerprint = remat::data::format_fingerprint(remat::data::tokenizer_fingerprint(tokdir));
 
     SUBCASE("a tokenizer folder, a folder of documents and a validation split") {
@@ -83,8 +84,8 @@ TEST_CASE("encode") {
         check_error({"encode", tokdir.string(), (dir / "missing.txt").string(), "-o", out},
                     (dir / "missing.txt").string() + ": no such file or folder");
         check_error({"encode", docs, docs, "-o", out},
-                    docs + ": neither a model folder (config.json) nor a tokenizer folder (vocab.json + merges.txt, "
-                           "tokenizer.json, or BERT's vocab.txt)");
+                    docs + ": neither a model folder (config.json) nor a tokenizer folder (tokenizer.json, "
+                           "vocab.json + merges.txt, or BERT's vocab.txt)");
         check_error({"encode", (dir / "nope").string(), docs, "-o", out},
                     (dir / "nope").string() + ": not a folder (give a model folder or a tokenizer folder)");
         check_error({"encode", (fixtures / "gpt2-tiny").string(), docs, "-o", out},

@@ -92,7 +92,9 @@ struct ChildMemoryLimit {
 };
 
 // Starts $REMAT_BIN with the arguments, without waiting for it.
-inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& out, const Redirect& err) {
+// Standard input is `in` when given, else this process's.
+inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& out, const Redirect& err,
+                         const std::optional<fs::path>& in = std::nullopt) {
     const char* bin = std::getenv("REMAT_BIN");
     REQUIRE_MESSAGE(bin != nullptr, "set REMAT_BIN to the built remat binary");
     std::vector<char*> argv{const_cast<char*>(bin)};
@@ -102,6 +104,7 @@ inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& o
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, out.path.c_str(), out.flags, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err.path.c_str(), err.flags, 0644);
+    if (in) posix_spawn_file_actions_addopen(&actions, 0, in->c_str(), O_RDONLY, 0);
     pid_t pid;
     // posix_spawn has no rlimit attribute: the child inherits this process's limit, lowered only
     // around the spawn.
@@ -119,10 +122,12 @@ inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& o
     return pid;
 }
 
-// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files.
-inline Result run_remat(const std::vector<std::string>& args) {
-    const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-    const pid_t pid = start_remat(args, {out.string()}, {err.string()});
+// Runs $REMAT_BIN with the arguments, stdout and stderr captured through files; `input`, when given, is
+// its standard input.
+inline Result run_remat(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) {
+    const fs::path out = scratch() / "stdout", err = scratch() / "stderr", in = scratch() / "stdin";
+    if (input) write_text(in, *input);
+    const pid_t pid = start_remat(args, {out.string()}, {err.string()}, input ? std::optional<fs::path>(in) : std::nullopt);
     // A hang (a FIFO waiting for a writer, /dev/zero read to the end) fails the test, not the suite.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
     int status = 0;
@@ -142,8 +147,9 @@ inline Result run_remat(const std::vector<std::string>& args) {
 }
 
 // The failure contract: exit code 2, nothing on stdout, exactly the one given line on stderr.
-inline void check_error(const std::vector<std::string>& args, const std::string& message) {
-    const Result r = run_remat(args);
+inline void check_error(const std::vector<std::string>& args, const std::string& message,
+                        const std::optional<std::string>& input = std::nullopt) {
+    const Result r = run_remat(args, input);
     CAPTURE(r.err);
     CHECK(r.code == 2);
     CHECK(r.out.empty());

@@ -351,16 +351,17 @@ TEST_CASE("ByteTokenizer") {
 
 TEST_CASE("tokenizer_for_folder") {
     TempDir tmp;
-    SUBCASE("vocab.json + merges.txt first") {
+    SUBCASE("tokenizer.json first, as HF's AutoTokenizer prefers the fast tokenizer") {
         auto [tokenizer, warnings] = tokenizer_for_folder(fixtures, 50257);
-        CHECK(tokenizer->describe() == "GPT-2 byte-level BPE (vocab.json + merges.txt, 577 tokens)");
+        CHECK(tokenizer->describe() == "tokenizer.json BPE (tokenizer.json, 577 tokens)");
+        CHECK(tokenizer->encode("It's") == fixture_tokenizer().encode("It's"));
         CHECK(warnings.empty());
     }
-    SUBCASE("then tokenizer.json") {
-        fs::copy_file(fixtures / "tokenizer.json", tmp / "tokenizer.json");
+    SUBCASE("then vocab.json + merges.txt") {
+        fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
+        fs::copy_file(fixtures / "merges.txt", tmp / "merges.txt");
         auto [tokenizer, warnings] = tokenizer_for_folder(tmp.path, 577);
-        CHECK(tokenizer->describe() == "GPT-2 byte-level BPE (tokenizer.json, 577 tokens)");
-        CHECK(tokenizer->encode("It's") == fixture_tokenizer().encode("It's"));
+        CHECK(tokenizer->describe() == "GPT-2 byte-level BPE (vocab.json + merges.txt, 577 tokens)");
         CHECK(warnings.empty());
     }
     SUBCASE("else raw bytes, with a warning") {
@@ -375,7 +376,7 @@ TEST_CASE("tokenizer_for_folder") {
                                  .c_str(),
                              ValueError);
         CHECK_THROWS_WITH_AS(tokenizer_for_folder(fixtures, 576),
-                             ((fixtures / "vocab.json").string() + ": the tokenizer's largest id is 576, but the model's vocab_size is 576").c_str(),
+                             ((fixtures / "tokenizer.json").string() + ": the tokenizer's largest id is 576, but the model's vocab_size is 576").c_str(),
                              ValueError);
         CHECK(tokenizer_for_folder(fixtures, 577).tokenizer->vocab_size() == 577);
     }

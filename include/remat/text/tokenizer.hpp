@@ -22,6 +22,11 @@ public:
     virtual std::vector<std::int64_t> encode(std::string_view utf8_text) const = 0;
     // The bytes the tokens stand for, concatenated. Throws ValueError for an id no token has.
     virtual std::string decode(std::span<const std::int64_t> ids) const = 0;
+    // What HuggingFace's tokenizer(text) gives: encode's ids inside the special tokens the tokenizer puts
+    // around one text (Llama's BOS, BERT's [CLS] … [SEP]; GPT-2 puts none, which is the default).
+    virtual std::vector<std::int64_t> encode_with_special_tokens(std::string_view utf8_text) const { return encode(utf8_text); }
+    // What HuggingFace's tokenizer.decode(ids, skip_special_tokens) gives. The default is decode.
+    virtual std::string decode_as_hf(std::span<const std::int64_t> ids, bool /*skip_special_tokens*/) const { return decode(ids); }
     // Largest id + 1: the smallest embedding table that can take every id.
     virtual std::int64_t vocab_size() const = 0;
     // "GPT-2 byte-level BPE (vocab.json + merges.txt, 50257 tokens)", "raw bytes (256 ids)".
@@ -71,6 +76,8 @@ public:
 
     std::vector<std::int64_t> encode(std::string_view utf8_text) const override;
     std::string decode(std::span<const std::int64_t> ids) const override;
+    // decode, leaving out added tokens ("<|endoftext|>") when asked; no clean-up of spaces.
+    std::string decode_as_hf(std::span<const std::int64_t> ids, bool skip_special_tokens) const override;
     std::int64_t vocab_size() const override;
     std::string describe() const override;
     // "<|endoftext|>"'s id when the vocabulary has it.
@@ -90,8 +97,9 @@ struct FolderTokenizer {
     std::vector<std::string> warnings;  // "x has no vocab.json + merges.txt or tokenizer.json: using raw bytes as token ids"
 };
 
-// The tokenizer of a model folder: vocab.json + merges.txt (preferred, as GPT2Tokenizer), else
-// tokenizer.json, else raw bytes with a warning. Throws FormatError for a malformed or unsupported
+// The tokenizer of a model folder: tokenizer.json (as HF's AutoTokenizer prefers the fast tokenizer; read by
+// HfTokenizer, with tokenizer_config.json), else vocab.json + merges.txt (Gpt2Tokenizer), else raw bytes
+// with a warning. Throws FormatError for a malformed or unsupported
 // tokenizer file, or a folder with only one of vocab.json and merges.txt; ValueError when the model's
 // embedding cannot take every id (raw bytes with model_vocab_size < 256, a tokenizer whose largest id is
 // >= model_vocab_size) or dir is not a folder.

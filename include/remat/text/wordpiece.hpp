@@ -57,6 +57,10 @@ public:
     // words are lost ("Héllo, world!" decodes as "hello , world !" with an uncased vocabulary).
     // ValueError for an id outside [0, vocab_size()).
     std::string decode(std::span<const std::int64_t> ids) const override;
+    // BertTokenizer's tokenizer(text): [CLS] ids [SEP].
+    std::vector<std::int64_t> encode_with_special_tokens(std::string_view utf8_text) const override;
+    // decode, leaving out [UNK] [SEP] [PAD] [CLS] [MASK] when asked; no clean-up of spaces.
+    std::string decode_as_hf(std::span<const std::int64_t> ids, bool skip_special_tokens) const override;
     std::int64_t vocab_size() const override;  // the number of lines
     std::string describe() const override;     // "BERT WordPiece (vocab.txt, 30522 tokens, uncased)"
     // "[SEP]", which HF puts after each sequence.

@@ -61,7 +61,7 @@ struct Facts {
     static std::vector<std::string> also_loads() { return {"ToyModel"}; }
     static constexpr const char* family = "Toy";
     static constexpr auto objective = models::Objective::causal_lm;
-    static constexpr auto tokenizer = models::TokenizerKind::byte_level_bpe;
+    static constexpr auto tokenizer = models::TokenizerKind::bpe;
     static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",
                                                                "n_positions"};
     static constexpr std::array<std::size_t Config::*, 5> size_members = {

@@ -1,0 +1,32 @@
+#pragma once
+// tokenizers' BPE model, as tokenizer.json describes it (private to src/text): a piece's characters
+// become vocabulary symbols (or byte-fallback tokens, or unk), then merges apply, lowest rank first.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace remat::text::detail {
+
+struct HfBpe {
+    std::unordered_map<std::string, std::int32_t> id_of;
+    struct Merge {
+        std::int32_t rank;    // position in model.merges: lower merges first
+        std::int32_t merged;  // id of the concatenation
+    };
+    std::unordered_map<std::uint64_t, Merge> merges;  // key: left id << 32 | right id
+    std::optional<std::int32_t> unk;                  // model.unk_token's id
+    bool fuse_unk = false;                            // consecutive unknown characters become one unk
+    bool byte_fallback = false;                       // unknown characters become their bytes' "<0xNN>" tokens
+    bool ignore_merges = false;                       // a piece that is a vocabulary token is that token
+    std::array<std::int32_t, 256> byte_tokens{};      // "<0x00>".."<0xFF>"'s ids, -1 where missing
+
+    const Merge* find_merge(std::int32_t left, std::int32_t right) const;
+    // Appends the ids of one pre-tokenized piece (valid UTF-8, not empty).
+    void tokenize(std::string_view piece, std::vector<std::int64_t>& out) const;
+};
+
+}  // namespace remat::text::detail
