@@ -26,8 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "models/gpt2/gpt2.hpp"
-#include "models/llama/llama.hpp"
+#include "bench/configs.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/planning/memory_limit.hpp"
@@ -148,26 +147,10 @@ int main(int argc, char** argv) {
     if (specs.empty()) specs.push_back("none");
 
     if (bench->llama) {
-        llama::Settings s;
-        s.fields.num_hidden_layers = bench->L;
-        s.fields.hidden_size = bench->C;
-        s.fields.num_attention_heads = bench->H;
-        s.fields.num_key_value_heads = bench->kv_heads;
-        s.fields.intermediate_size = bench->intermediate;
-        s.fields.vocab_size = bench->V;
-        s.fields.max_position_embeddings = 8192;
-        s.fields.rope_theta = 100000;
-        s.fields.rms_norm_eps = 1e-5;
-        s.fields.tie_word_embeddings = true;
+        const llama::Settings s = remat::bench::llama_settings(bench->L, bench->C, bench->H, bench->kv_heads, bench->intermediate, bench->V, 100000);
         return serve<llama::Model>(*bench, specs, [&](Generator& init) { return llama::create(s, init); }, 0);
     }
-    gpt2::Config config;
-    config.n_layer = bench->L;
-    config.n_embd = bench->C;
-    config.n_head = bench->H;
-    config.vocab_size = bench->V;
-    config.n_positions = std::max<std::size_t>(bench->T, 1024);
-    config.resid_pdrop = config.embd_pdrop = config.attn_pdrop = 0.0f;
+    const gpt2::Config config = remat::bench::gpt2_config(bench->L, bench->C, bench->H, bench->V, std::max<std::size_t>(bench->T, 1024));
     return serve<gpt2::Model>(*bench, specs, [&](Generator& init) { return gpt2::create(config, init); },
                               config.n_positions * config.n_embd);
 }

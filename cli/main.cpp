@@ -7,6 +7,7 @@
 
 #include "cli/demo.hpp"
 #include "cli/encode.hpp"
+#include "cli/generate.hpp"
 #include "cli/errors.hpp"
 #include "cli/flags.hpp"
 #include "cli/info.hpp"
@@ -47,7 +48,7 @@ int main_with_exceptions(int argc, char** argv) {
         "stderr and exits with code 2. See docs/cli.md.");
 
     const std::vector<Command> commands = {add_init_command(app),  add_train_command(app), add_demo_command(app),
-                                           add_info_command(app), add_run_command(app),   add_encode_command(app), add_tokenize_command(app),
+                                           add_info_command(app), add_run_command(app),   add_encode_command(app), add_tokenize_command(app), add_generate_command(app),
                                            add_plot_command(app),  add_plan_command(app)};
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());

@@ -18,6 +18,7 @@
 
 #include "remat/ad/var.hpp"
 #include "remat/checkpoint.hpp"
+#include "remat/generation/generate.hpp"
 #include "remat/core/random.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/planning/profile.hpp"
@@ -96,6 +97,8 @@ public:
     virtual Var logits(const Inputs& in) = 0;
     // The architecture's own loss of logits against labels (ValueError for a base model).
     virtual Var loss(const Var& logits, const IdTensor& labels) = 0;
+    // generation::generate on the model (ValueError for a model that is not a causal LM).
+    virtual generation::Result generate(const std::vector<std::vector<std::int64_t>>& prompts, const generation::Options& options) = 0;
     virtual hf::LoadReport load(const std::filesystem::path& dir) = 0;  // hf::load with the model's naming
     virtual void save(const std::string& config_json, const std::filesystem::path& dir) = 0;  // hf::save
     // torch.optim.AdamW over every parameter.

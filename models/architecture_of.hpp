@@ -54,6 +54,12 @@ public:
         else
             throw ValueError(std::string(Facts::hf_class) + " has no head and no loss");
     }
+    generation::Result generate(const std::vector<std::vector<std::int64_t>>& prompts, const generation::Options& options) override {
+        if constexpr (requires(IdTensor ids, nn::KVCache cache) { model_.next_logits(ids, cache); })
+            return generation::generate(model_, prompts, options);
+        else
+            throw ValueError(std::string(Facts::hf_class) + " is not a causal language model: it cannot generate text");
+    }
     hf::LoadReport load(const std::filesystem::path& dir) override { return hf::load(model_, dir); }
     void save(const std::string& config_json, const std::filesystem::path& dir) override {
         hf::save(model_, config_json, dir);

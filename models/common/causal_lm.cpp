@@ -24,4 +24,12 @@ Var shifted_loss(const std::string& model, const Var& logits, const IdTensor& la
     }
 }
 
+Var last_position(const Var& hidden) {
+    if (hidden.dim() != 3 || hidden.shape()[1] == 0) throw ShapeError("last_position: expected (B, T, C), got " + to_string(hidden.shape()));
+    const std::size_t B = hidden.shape()[0], T = hidden.shape()[1], C = hidden.shape()[2];
+    Tensor last = empty(Shape{B, C});
+    for (std::size_t b = 0; b < B; ++b) std::copy_n(hidden.value().data() + (b * T + T - 1) * C, C, last.data() + b * C);
+    return Var(std::move(last));
+}
+
 }  // namespace remat::models

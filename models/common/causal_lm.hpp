@@ -13,4 +13,8 @@ void check_mask(const std::string& model, const IdTensor& ids, const IdTensor& a
 
 Var shifted_loss(const std::string& model, const Var& logits, const IdTensor& labels);
 
+// hidden (B, T, C) -> its last position, (B, C): the only one whose logits generation needs. A constant
+// (generation runs under no-grad).
+Var last_position(const Var& hidden);
+
 }  // namespace remat::models

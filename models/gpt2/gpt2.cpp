@@ -14,10 +14,19 @@ const hf::Naming& checkpoint_naming() {
     return naming;
 }
 
-Var Attention::operator()(const Var& x, const nn::PaddingMask& padding) const {
+Var Attention::operator()(const Var& x, const nn::PaddingMask& padding, nn::KVCache* cache) const {
     nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
     Var qkv = REMAT_CALL(c_attn, x);  // (B, T, 3C)
-    Var y = nn::self_attention(qkv, n_head, {.causal = true, .key_padding = padding.get()}, &attn_dropout);
+    const ops::SoftmaxMask mask{.causal = true, .key_padding = padding.get()};
+    Var y;
+    if (!cache) {
+        y = nn::self_attention(qkv, n_head, mask, &attn_dropout);
+    } else {
+        const std::size_t C = qkv.shape()[2] / 3;
+        const std::vector<Var> q_k_v = ops::split_last(qkv, {C, C, C});
+        const auto [k, v] = cache->append(q_k_v[1], q_k_v[2]);  // (B, T_past + T, C)
+        y = nn::attention(q_k_v[0], k, v, n_head, mask, &attn_dropout);
+    }
     return REMAT_CALL(resid_dropout, REMAT_CALL(c_proj, y));
 }
 
@@ -26,8 +35,8 @@ Var MLP::operator()(const Var& x) const {
     return REMAT_CALL(dropout, REMAT_CALL(c_proj, nn::apply(act, h)));
 }
 
-Var Block::operator()(const Var& x, const nn::PaddingMask& padding) const {
-    Var h = x + REMAT_CALL(attn, REMAT_CALL(ln_1, x), padding);
+Var Block::operator()(const Var& x, const nn::PaddingMask& padding, nn::KVCache* cache) const {
+    Var h = x + REMAT_CALL(attn, REMAT_CALL(ln_1, x), padding, cache);
     return h + REMAT_CALL(mlp, REMAT_CALL(ln_2, h));
 }
 
@@ -55,10 +64,17 @@ Model create(const Config& c, Generator& init, std::shared_ptr<Generator> rng) {
                                   nn::LayerNorm::create(c.n_embd, static_cast<float>(c.layer_norm_epsilon))}};
 }
 
-Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids) {
+Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids,
+          const IdTensor* position_ids) {
     if (ids.dimension() != 2)
         throw ShapeError("GPT2Model: expected input ids (B, T), got " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
     const std::size_t T = ids.shape()[1];
+    if (position_ids) {  // generation: each sequence's own positions, (B, T)
+        for (const std::int64_t p : *position_ids)
+            if (p < 0 || static_cast<std::size_t>(p) >= wpe.vocabulary())
+                throw ValueError("GPT2Model: position " + std::to_string(p) + " is beyond n_positions = " + std::to_string(wpe.vocabulary()));
+        return REMAT_CALL(drop, REMAT_CALL(wte, ids) + REMAT_CALL(wpe, *position_ids));
+    }
     if (T > wpe.vocabulary())
         throw ValueError("GPT2Model: " + std::to_string(T) + " tokens exceed n_positions = " +
                          std::to_string(wpe.vocabulary()));

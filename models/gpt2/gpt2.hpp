@@ -17,6 +17,7 @@
 #include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
+#include "remat/layers/kv_cache.hpp"
 #include "remat/layers/linear.hpp"
 #include "remat/layers/norm.hpp"
 
@@ -27,7 +28,8 @@ struct Attention {
                              (nn::Dropout, resid_dropout), (std::size_t, n_head));
     static constexpr const char* name = "GPT2Attention";
     // (B, T, C) -> (B, T, C); padding (B, T) masks keys as HF's attention_mask does (may be null).
-    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr) const;
+    // With a cache (generation), x holds the new positions and the keys are all the cache's.
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, nn::KVCache* cache = nullptr) const;
 };
 
 struct MLP {
@@ -43,12 +45,18 @@ struct Block {
     static constexpr bool is_block = true;  // set_checkpointing wraps these
 
     static Block create(const Config& config, Generator& init, const std::shared_ptr<Generator>& dropout_rng);
-    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr) const;
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, nn::KVCache* cache = nullptr) const;
 };
 
 // How HF's GPT-2 checkpoints name tensors beyond the model's paths: the base prefix "transformer.",
 // the tied lm_head.weight, and the old attention-mask buffers attn.bias and attn.masked_bias.
 const hf::Naming& checkpoint_naming();
+
+// Implementation details shared by the templates (compiled once).
+// positions (B, T), or null for 0 … T−1.
+Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids,
+          const IdTensor* positions = nullptr);
+Var lm_head(const nn::Embedding& wte, const Var& hidden);
 
 template <class B>
 struct GPT2Model {
@@ -64,6 +72,17 @@ struct GPT2Model {
         if (!nn::given(attention_mask)) return REMAT_CALL(ln_f, run_blocks(h, "h", x));
         models::check_mask("GPT2Model", ids, attention_mask);
         return REMAT_CALL(ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
+    }
+
+    // Generation, under no-grad: the new tokens ids (B, T) after those `cache` holds -> their hidden
+    // states (B, T, C). attention_mask (B, T) marks the new tokens' padding (a left-padded prompt), if any;
+    // positions follow HF's generate (layers/kv_cache.hpp).
+    Var operator()(const IdTensor& ids, nn::KVCache& cache, const IdTensor& attention_mask = IdTensor()) {
+        nn::KVCache::Step step(cache, attention_mask, ids.dimension() == 2 ? ids.shape()[1] : 0);
+        Var x = gpt2::embed(wte, wpe, drop, ids, &step.positions());
+        Var y = REMAT_CALL(ln_f, run_blocks(h, "h", x, cache.key_padding(), &cache));
+        step.finish();
+        return y;
     }
 
     Var embed(const IdTensor& ids) const;  // drop(wte[ids] + wpe[0..T-1])
@@ -82,6 +101,12 @@ struct GPT2LMHeadModel {
         return lm_head(REMAT_CALL(transformer, ids, attention_mask));
     }
     Var lm_head(const Var& hidden) const;
+    // Generation: the logits (B, V) of the last of the new tokens ids (B, T), run after those in `cache`.
+    Var next_logits(const IdTensor& ids, nn::KVCache& cache, const IdTensor& attention_mask = IdTensor()) {
+        return lm_head(models::last_position(transformer(ids, cache, attention_mask)));
+    }
+    // The most positions a sequence may have (n_positions).
+    std::size_t context_length() const { return transformer.wpe.vocabulary(); }
     // HF's loss: mean cross-entropy of logits[:, t] against labels[:, t + 1] over labels ≠ -100.
     // Pass the input ids as labels for plain language modelling.
     Var loss(const Var& logits, const IdTensor& labels) const;
@@ -96,9 +121,6 @@ using Model = GPT2LMHeadModel<Block>;
 // (the shared default generator when null).
 Model create(const Config& config, Generator& init, std::shared_ptr<Generator> dropout_rng = nullptr);
 
-// Implementation details shared by the templates (compiled once).
-Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout& drop, const IdTensor& ids);
-Var lm_head(const nn::Embedding& wte, const Var& hidden);
 
 template <class B>
 Var GPT2Model<B>::embed(const IdTensor& ids) const {

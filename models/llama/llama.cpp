@@ -1,5 +1,7 @@
 #include "models/llama/llama.hpp"
 
+#include <tuple>
+
 #include "remat/layers/init.hpp"
 #include "remat/ops.hpp"
 
@@ -20,6 +22,7 @@ Var Attention::operator()(const Var& x, const Context& context) const {
                                 .key_padding = context.padding.get(),
                                 .window = sliding_window,
                                 .combined = true};  // transformers' masking_utils
+    if (context.cache) std::tie(k, v) = context.cache->append(k, v);  // every position so far
     return REMAT_CALL(o_proj, nn::attention(q, k, v, num_heads, mask, &attention_dropout));
 }
 
@@ -97,6 +100,10 @@ Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const
         context.padding = nn::padding_mask(attention_mask);
     }
     return context;
+}
+
+Context decoding_context(const nn::RotaryEmbedding& rope, const IdTensor& positions, nn::KVCache& cache) {
+    return {cache.key_padding(), rope.tables(positions), &cache};
 }
 
 Var tied_head(const nn::Embedding& embed_tokens, const Var& hidden) {

@@ -10,6 +10,7 @@
 //   MLP (SwiGLU):              down_proj(act(gate_proj(x)) ⊙ up_proj(x)), act = silu
 //   LlamaModel:                norm(layers[n-1](… layers[0](embed_tokens[ids])))
 //   LlamaForCausalLM:          logits = lm_head(model(ids)), or model(ids)·embed_tokensᵀ when tied
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "remat/layers/attention.hpp"
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/embedding.hpp"
+#include "remat/layers/kv_cache.hpp"
 #include "remat/layers/linear.hpp"
 #include "remat/layers/norm.hpp"
 #include "remat/layers/rotary.hpp"
@@ -30,8 +32,9 @@ namespace remat::llama {
 // What every layer takes beside its input: the padding mask and the rotary tables of this batch,
 // shared, so that checkpointed layers keep them until their recomputation.
 struct Context {
-    nn::PaddingMask padding = nullptr;  // (B, T) of 1/0, or null
+    nn::PaddingMask padding = nullptr;  // (B, T) of 1/0, or null; with a cache, over all its positions
     nn::RotaryTables rope;
+    nn::KVCache* cache = nullptr;       // generation: keys and values of the positions before x's
 };
 
 struct Attention {
@@ -69,6 +72,8 @@ std::size_t parameter_count(const Settings& settings);
 
 // Compiled once for every instantiation.
 Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const IdTensor& attention_mask);
+// Generation: the rotary tables of the new tokens' positions, the cache's mask and the cache.
+Context decoding_context(const nn::RotaryEmbedding& rope, const IdTensor& positions, nn::KVCache& cache);
 Var tied_head(const nn::Embedding& embed_tokens, const Var& hidden);
 
 template <class B>
@@ -83,6 +88,16 @@ struct LlamaModel {
     Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
         const Context context = make_context(ids, attention_mask);
         return REMAT_CALL(norm, run_blocks(layers, "layers", REMAT_CALL(embed_tokens, ids), context));
+    }
+    // Generation, under no-grad: the new tokens ids (B, T) after those `cache` holds -> their hidden
+    // states (B, T, C). attention_mask (B, T) marks the new tokens' padding (a left-padded prompt), if any;
+    // positions follow HF's generate (layers/kv_cache.hpp).
+    Var operator()(const IdTensor& ids, nn::KVCache& cache, const IdTensor& attention_mask = IdTensor()) {
+        nn::KVCache::Step step(cache, attention_mask, ids.dimension() == 2 ? ids.shape()[1] : 0);
+        const Context context = llama::decoding_context(rotary_emb, step.positions(), cache);
+        Var y = REMAT_CALL(norm, run_blocks(layers, "layers", REMAT_CALL(embed_tokens, ids), context));
+        step.finish();
+        return y;
     }
     Context make_context(const IdTensor& ids, const IdTensor& attention_mask) const;
 };
@@ -100,6 +115,13 @@ struct LlamaForCausalLM {
         Var hidden = REMAT_CALL(model, ids, attention_mask);
         return lm_head ? nn::call("lm_head", *lm_head, hidden) : tied_head(model.embed_tokens, hidden);
     }
+    // Generation: the logits (B, V) of the last of the new tokens ids (B, T), run after those in `cache`.
+    Var next_logits(const IdTensor& ids, nn::KVCache& cache, const IdTensor& attention_mask = IdTensor()) {
+        Var last = models::last_position(model(ids, cache, attention_mask));
+        return lm_head ? (*lm_head)(last) : tied_head(model.embed_tokens, last);
+    }
+    // RoPE has no hard limit: the longest a sequence may be, as far as the model knows.
+    std::size_t context_length() const { return std::numeric_limits<std::size_t>::max(); }
     // HF's loss (models::shifted_loss); pass the input ids as labels for plain language modelling.
     Var loss(const Var& logits, const IdTensor& labels) const { return models::shifted_loss(name, logits, labels); }
 };

@@ -22,8 +22,8 @@ ops::AttentionDropout probability_dropout(const Dropout* dropout) {
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
               const Dropout* dropout) {
     if (q.dim() != 3 || k.dim() != 3 || v.shape() != k.shape() || k.shape()[0] != q.shape()[0] ||
-        k.shape()[1] != q.shape()[1])
-        throw ShapeError("attention: expected q (B, T, C), k and v (B, T, C_kv), got " + remat::to_string(q.shape()) +
+        k.shape()[1] < q.shape()[1])
+        throw ShapeError("attention: expected q (B, T, C), k and v (B, T', C_kv) with T' ≥ T, got " + remat::to_string(q.shape()) +
                          ", " + remat::to_string(k.shape()) + ", " + remat::to_string(v.shape()));
     return ops::attention(q, k, v, n_head, mask, probability_dropout(dropout));
 }

@@ -1,6 +1,8 @@
 #include "remat/layers/rotary.hpp"
 
 #include <cmath>
+
+#include "remat/core/error.hpp"
 #include <numbers>
 
 namespace remat::nn {
@@ -33,16 +35,36 @@ std::vector<double> rope_inverse_frequencies(std::size_t head_dim, double theta,
     return inv;
 }
 
-RotaryTables rotary_tables(const std::vector<double>& inv_freq, std::size_t T) {
+namespace {
+// Row r of the tables for position position(r).
+template <class Position>
+RotaryTables tables_of(const std::vector<double>& inv_freq, Shape shape, std::size_t rows, Position position) {
     const std::size_t half = inv_freq.size(), D = 2 * half;
-    Tensor c = empty(Shape{T, D}), s = empty(Shape{T, D});
-    for (std::size_t t = 0; t < T; ++t)
+    shape.push_back(D);
+    Tensor c = empty(shape), s = empty(shape);
+    for (std::size_t r = 0; r < rows; ++r) {
+        float *cr = c.data() + r * D, *sr = s.data() + r * D;
         for (std::size_t j = 0; j < half; ++j) {
-            const double angle = static_cast<double>(t) * inv_freq[j];
-            c(t, j) = c(t, j + half) = static_cast<float>(std::cos(angle));
-            s(t, j) = s(t, j + half) = static_cast<float>(std::sin(angle));
+            const double angle = static_cast<double>(position(r)) * inv_freq[j];
+            cr[j] = cr[j + half] = static_cast<float>(std::cos(angle));
+            sr[j] = sr[j + half] = static_cast<float>(std::sin(angle));
         }
+    }
     return {std::make_shared<const Tensor>(std::move(c)), std::make_shared<const Tensor>(std::move(s))};
+}
+}  // namespace
+
+RotaryTables rotary_tables(const std::vector<double>& inv_freq, std::size_t T) {
+    return tables_of(inv_freq, Shape{T}, T, [](std::size_t r) { return r; });
+}
+
+RotaryTables rotary_tables(const std::vector<double>& inv_freq, const IdTensor& positions) {
+    if (positions.dimension() != 2)
+        throw ShapeError("rotary_tables: expected position ids (B, T), got " + to_string(Shape(positions.shape().begin(), positions.shape().end())));
+    for (const std::int64_t p : positions)
+        if (p < 0) throw ValueError("rotary_tables: position id " + std::to_string(p) + " is negative");
+    return tables_of(inv_freq, Shape{positions.shape()[0], positions.shape()[1]}, positions.size(),
+                     [&](std::size_t r) { return positions.data()[r]; });
 }
 
 }  // namespace remat::nn

@@ -8,8 +8,20 @@
 namespace remat::ops::detail {
 
 namespace {
+// One row of C (generation's decode steps: one token) goes through sgemv, which streams B at close to the
+// memory's bandwidth; OpenBLAS's sgemm packs B first and reached about half of it. The choice is a
+// function of the shape alone, as the bands below are.
 void sgemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
            std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+    if (M == 1) {  // C (1, N) = a (1, K) · op(B); a is contiguous whether or not it is transposed (lda = 1 or K)
+        if (transpose_b)  // B (N, K): C = B · a
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, B,
+                        static_cast<blasint>(ldb), A, 1, beta, C, 1);
+        else  // B (K, N): C = Bᵀ · a
+            cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<blasint>(K), static_cast<blasint>(N), 1.0f, B,
+                        static_cast<blasint>(ldb), A, 1, beta, C, 1);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), 1.0f, A,
                 static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
@@ -35,7 +47,10 @@ void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std:
     const bool by_rows = N <= M;
     const std::size_t extent = by_rows ? M : N;
     std::size_t bands = 1;
-    if (2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= 2e6 && extent >= 64) {
+    // A single row is bound by reading B: split it once B passes a megabyte, whatever the FLOPs.
+    const bool worth_splitting = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= 2e6 ||
+                                 (M == 1 && N * K >= (std::size_t{1} << 18));
+    if (worth_splitting && extent >= 64) {
         bands = 2;
         while (bands < 8 && extent / (2 * bands) >= 512) bands *= 2;
     }

@@ -51,6 +51,15 @@ inline const Tensor& rotary_sin() {
     return t;
 }
 
+// cos or sin (2, 3, 4) for per-sequence positions {3, 4, 5} and {1, 1, 0} (a left-padded generation batch).
+inline Tensor rotary_rows(double (*f)(double)) {
+    Tensor t = zeros(Shape{2, 3, 4});
+    const double inv_freq[] = {1.0, 0.1}, positions[6] = {3, 4, 5, 1, 1, 0};
+    for (std::size_t r = 0; r < 6; ++r)
+        for (std::size_t j = 0; j < 4; ++j) t.data()[r * 4 + j] = static_cast<float>(f(positions[r] * inv_freq[j % 2]));
+    return t;
+}
+
 inline std::vector<OpCase> op_cases() {
     using namespace remat::ops;
     using V = std::vector<Var>;
@@ -163,6 +172,11 @@ inline std::vector<OpCase> op_cases() {
         {"rms_norm", {{2, 3, 6}, {6}}, [](const V& x) { return rms_norm(x[0], x[1], 1e-6f); }},
         {"rotary, 2 heads of 4", {{2, 3, 8}},
          [](const V& x) { return rotary(x[0], rotary_cos(), rotary_sin()); }},
+        {"rotary, each sequence its own positions", {{2, 3, 8}},
+         [](const V& x) {
+             static const Tensor c = rotary_rows([](double v) { return std::cos(v); }), s = rotary_rows([](double v) { return std::sin(v); });
+             return rotary(x[0], c, s);
+         }},
         {"batch_norm (training)", {{5, 3}, {3}, {3}}, [](const V& x) { return batch_norm(x[0], x[1], x[2], 1e-5f); }},
         {"embedding, repeated ids", {{5, 3}},
          [](const V& x) { return embedding(x[0], ids({4, 0, 4, 2, 4, 1}, {2, 3})); }},

@@ -18,8 +18,9 @@ PaddingMask padding_mask(const IdTensor& attention_mask);
 // Whether an optional id input was given (a default-constructed IdTensor is 0-d).
 inline bool given(const IdTensor& t) { return t.dimension() > 0; }
 
-// q (B, T, C), k and v (B, T, C_kv) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C); k and v
-// may hold fewer heads than q (grouped-query attention, ops::attention).
+// q (B, T, C), k and v (B, T', C_kv) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C); k and v
+// may hold fewer heads than q (grouped-query attention, ops::attention), and more positions, T' ≥ T
+// (a KV cache: the queries are the last T positions, for the causal mask).
 Var attention(const Var& q, const Var& k, const Var& v, std::size_t n_head, const ops::SoftmaxMask& mask,
               const Dropout* dropout);
 // qkv (B, T, 3C) with q, k, v in that order -> (B, T, C). Attention probabilities go through

@@ -28,17 +28,20 @@ struct RopeScaling {
 std::vector<double> rope_inverse_frequencies(std::size_t head_dim, double theta, const RopeScaling& scaling);
 
 struct RotaryTables {
-    std::shared_ptr<const Tensor> cos, sin;  // (T, D): shared, so checkpointed blocks keep them cheaply
+    std::shared_ptr<const Tensor> cos, sin;  // (T, D) or (B, T, D): shared, so checkpointed blocks keep them cheaply
 };
 
 // The tables for positions 0 … T−1.
 RotaryTables rotary_tables(const std::vector<double>& inv_freq, std::size_t T);
+// The tables for the position ids (B, T) of each sequence: (B, T, D).
+RotaryTables rotary_tables(const std::vector<double>& inv_freq, const IdTensor& positions);
 
 // The frequencies a model holds (HF's rotary_emb; not a parameter, never saved): an opaque leaf.
 struct RotaryEmbedding {
     std::vector<double> inv_freq;
     static constexpr const char* name = "RotaryEmbedding";
     RotaryTables tables(std::size_t T) const { return rotary_tables(inv_freq, T); }
+    RotaryTables tables(const IdTensor& positions) const { return rotary_tables(inv_freq, positions); }
 };
 
 }  // namespace remat::nn

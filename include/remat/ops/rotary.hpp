@@ -6,7 +6,8 @@
 
 namespace remat::ops {
 
-// x (B, T, H·D) with cos and sin (T, D) -> (B, T, H·D); H follows from the width.
+// x (B, T, H·D) with cos and sin (T, D), or (B, T, D) when each sequence has its own positions (a
+// left-padded batch in generation) -> (B, T, H·D); H follows from the width.
 Var rotary(const Var& x, const Tensor& cos, const Tensor& sin);
 
 }  // namespace remat::ops
