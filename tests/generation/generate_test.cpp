@@ -178,14 +178,19 @@ TEST_CASE("sampling: HF's logits processors on fixed logits") {
 TEST_CASE("generation: the KV cache gives a full forward's tokens and logits") {
     auto gpt2 = models::from_pretrained<gpt2::LMHead>(fixtures / "gpt2-tiny");
     auto llama = models::from_pretrained<llama::ForCausalLM>(fixtures / "llama" / "llama-gqa");
+    auto llama3 = models::from_pretrained<llama::ForCausalLM>(fixtures / "llama" / "llama3-mqa-tied-bf16");
+    auto qwen2 = models::from_pretrained<qwen2::ForCausalLM>(fixtures / "llama" / "qwen2-bias");
     auto mistral = models::from_pretrained<mistral::ForCausalLM>(fixtures / "llama" / "mistral-window");
-    nn::testmode(gpt2), nn::testmode(llama), nn::testmode(mistral);
+    nn::testmode(gpt2), nn::testmode(llama), nn::testmode(llama3), nn::testmode(qwen2), nn::testmode(mistral);
+    const Ids prompt{5, 9, 2, 33, 17};
     const double g = cached_against_full(gpt2, {5, 9, 2}, 12);
-    const double l = cached_against_full(llama, {5, 9, 2, 33, 17}, 12);
-    const double m = cached_against_full(mistral, {5, 9, 2, 33, 17}, 12);  // past the window of 4
+    const double l = cached_against_full(llama, prompt, 12);
+    const double l3 = cached_against_full(llama3, prompt, 12);
+    const double q = cached_against_full(qwen2, prompt, 12);
+    const double m = cached_against_full(mistral, prompt, 12);  // past the window of 4
     MESSAGE("cached against full forward, largest logit difference relative to the row's largest: GPT-2 " << g << ", Llama " << l
-                                                                                                         << ", Mistral " << m);
-    CHECK(std::max({g, l, m}) < 1e-5);
+            << ", Llama 3 (MQA, llama3 rope) " << l3 << ", Qwen2 " << q << ", Mistral " << m);
+    CHECK(std::max({g, l, l3, q, m}) < 1e-5);
 }
 
 TEST_CASE("generation: every causal LM against float64 PyTorch greedy continuations") {
