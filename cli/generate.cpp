@@ -10,6 +10,7 @@
 #include "cli/run_size.hpp"
 #include "cli/training.hpp"
 #include "remat/core/files.hpp"
+#include "remat/core/memory_size.hpp"
 #include "remat/generation/generation_config.hpp"
 
 namespace remat::cli {
@@ -115,9 +116,10 @@ int generate(const GenerateOptions& o) {
     }
     if (text.size() > printed.size() && text.starts_with(printed)) write_out(std::string_view(text).substr(printed.size()));
     write_out("\n");
-    char line[256];
-    std::snprintf(line, sizeof line, "prompt %zu tokens, generated %zu (%s); first token after %.3f s, then %.1f tokens/s\n",
-                  prompt_ids.size(), generated.size(), reason.c_str(), r.prefill_seconds, decode_rate);
+    char line[320];
+    std::snprintf(line, sizeof line, "prompt %zu tokens, generated %zu (%s); first token after %.3f s, then %.1f tokens/s; KV cache %s\n",
+                  prompt_ids.size(), generated.size(), reason.c_str(), r.prefill_seconds, decode_rate,
+                  readable_memory_size(r.cache_bytes).c_str());
     std::fputs(line, stderr);
     return exit_ok;
 }

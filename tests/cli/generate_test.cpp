@@ -47,6 +47,16 @@ TEST_CASE("generate") {
         CHECK(r.out == j["text"].get<std::string>() + "\n");
         CHECK(r.err.find("prompt " + std::to_string(j["prompt_ids"].size()) + " tokens, generated ") == 0);
     }
+    SUBCASE("--stop ends the generation once the text holds it") {
+        const json free = generate_json({"--max-new-tokens", "10"});
+        const std::string text = free["text"];
+        if (text.size() >= 2) {  // the tiny model's greedy text: stop at its second character
+            const json j = generate_json({"--max-new-tokens", "10", "--stop", text.substr(1, 1)});
+            CHECK(j["stopped_by"] == "stop");
+            CHECK(j["text"].get<std::string>().find(text.substr(1, 1)) != std::string::npos);
+            CHECK(j["generated_ids"].size() <= free["generated_ids"].size());
+        }
+    }
     SUBCASE("sampling: the same seed, the same tokens") {
         const json a = generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"});
         CHECK(generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"})["generated_ids"] == a["generated_ids"]);
