@@ -225,6 +225,10 @@ TEST_CASE("generate: stop ids, the context, streaming, and bad requests") {
         CHECK(r.context_full);
         CHECK(r.cache_bytes == 2 * 2 * 16 * 16 * sizeof(float));  // K and V, 2 layers, 16 positions, width 16 (gpt2-tiny)
     }
+    SUBCASE("a checkpointed model generates the same tokens") {
+        auto checkpointed = set_checkpointing(models::from_pretrained<gpt2::LMHead>(fixtures / "gpt2-tiny"), Policy::parse("blocks"));
+        CHECK(generation::generate(checkpointed, {{5, 9, 2}}, o).tokens == free.tokens);
+    }
     SUBCASE("on_token sees every token as it is chosen") {
         Ids streamed;
         o.on_token = [&](std::size_t sequence, std::int64_t token) {
