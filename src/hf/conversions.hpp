@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "remat/core/bfloat16.hpp"
+
 namespace remat::hf::detail {
 
 template <class T>
@@ -28,6 +30,6 @@ inline float half_to_float(std::uint16_t h) {
 }
 
 // bfloat16 is the top half of a float.
-inline float bfloat_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+inline float bfloat_to_float(std::uint16_t b) { return from_bfloat16(b); }
 
 }  // namespace remat::hf::detail
