@@ -57,6 +57,15 @@ TEST_CASE("generate") {
             CHECK(j["generated_ids"].size() <= free["generated_ids"].size());
         }
     }
+    SUBCASE("--prompt-file reads the prompt from a file") {
+        write_text(scratch() / "prompt.txt", "It's the model's text");
+        const Result r = run_remat({"generate", model.string(), "--prompt-file", (scratch() / "prompt.txt").string(), "--max-new-tokens", "6", "--json"});
+        REQUIRE(r.code == 0);
+        CHECK(json::parse(r.out)["generated_ids"] == generate_json({"--max-new-tokens", "6"})["generated_ids"]);
+        write_text(scratch() / "empty.txt", "");
+        check_error({"generate", model.string(), "--prompt-file", (scratch() / "empty.txt").string()},
+                    (scratch() / "empty.txt").string() + ": the prompt is empty");
+    }
     SUBCASE("sampling: the same seed, the same tokens") {
         const json a = generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"});
         CHECK(generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"})["generated_ids"] == a["generated_ids"]);
