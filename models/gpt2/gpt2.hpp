@@ -121,7 +121,6 @@ using Model = GPT2LMHeadModel<Block>;
 // (the shared default generator when null).
 Model create(const Config& config, Generator& init, std::shared_ptr<Generator> dropout_rng = nullptr);
 
-
 template <class B>
 Var GPT2Model<B>::embed(const IdTensor& ids) const {
     return gpt2::embed(wte, wpe, drop, ids);
