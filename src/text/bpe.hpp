@@ -14,6 +14,16 @@ struct Merge {
     std::int32_t merged;  // id of the concatenation
 };
 
+// Merges by the ids of their two parts (pair_key).
+using MergeTable = std::unordered_map<std::uint64_t, Merge>;
+inline std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32 | static_cast<std::uint32_t>(right);
+}
+inline const Merge* find_merge(const MergeTable& merges, std::int32_t left, std::int32_t right) {
+    auto it = merges.find(pair_key(left, right));
+    return it == merges.end() ? nullptr : &it->second;
+}
+
 // tokenizers' AddedToken: matched literally in the text before the model sees it.
 struct AddedToken {
     std::string content;  // UTF-8
@@ -28,18 +38,12 @@ struct AddedToken {
 struct Gpt2Tables {
     std::string source;                     // "vocab.json + merges.txt" or "tokenizer.json", for describe()
     std::array<std::int32_t, 256> byte_id;  // id of each byte's one-symbol token
-    std::unordered_map<std::uint64_t, Merge> merges;            // key: left id << 32 | right id
+    MergeTable merges;
     std::vector<AddedToken> added;                              // split out of the text before the regex
     std::unordered_map<std::int32_t, std::string> bytes_of_id;  // what decode writes for each id
     std::int64_t vocab_size = 0;                                // largest id + 1
 
-    static std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
-        return static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32 | static_cast<std::uint32_t>(right);
-    }
-    const Merge* find_merge(std::int32_t left, std::int32_t right) const {
-        auto it = merges.find(pair_key(left, right));
-        return it == merges.end() ? nullptr : &it->second;
-    }
+    const Merge* find_merge(std::int32_t left, std::int32_t right) const { return detail::find_merge(merges, left, right); }
 };
 
 // Scratch space of bpe_encode, reused across the pieces of one text.

@@ -6,18 +6,9 @@ namespace remat::text::detail {
 
 namespace {
 
-std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
-    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32 | static_cast<std::uint32_t>(right);
-}
-
 std::size_t utf8_length(unsigned char lead) { return lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2; }
 
 }  // namespace
-
-const HfBpe::Merge* HfBpe::find_merge(std::int32_t left, std::int32_t right) const {
-    auto it = merges.find(pair_key(left, right));
-    return it == merges.end() ? nullptr : &it->second;
-}
 
 // As tokenizers' BPE::merge_word and Word::merge_all (not GPT2Tokenizer's pass-per-rank loop, which
 // bpe.cpp follows): one merge at a time from a heap of (rank, position), a merge's new pairs pushed at

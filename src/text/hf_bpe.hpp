@@ -9,22 +9,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/text/bpe.hpp"
+
 namespace remat::text::detail {
 
 struct HfBpe {
     std::unordered_map<std::string, std::int32_t> id_of;
-    struct Merge {
-        std::int32_t rank;    // position in model.merges: lower merges first
-        std::int32_t merged;  // id of the concatenation
-    };
-    std::unordered_map<std::uint64_t, Merge> merges;  // key: left id << 32 | right id
+    MergeTable merges;
     std::optional<std::int32_t> unk;                  // model.unk_token's id
     bool fuse_unk = false;                            // consecutive unknown characters become one unk
     bool byte_fallback = false;                       // unknown characters become their bytes' "<0xNN>" tokens
     bool ignore_merges = false;                       // a piece that is a vocabulary token is that token
     std::array<std::int32_t, 256> byte_tokens{};      // "<0x00>".."<0xFF>"'s ids, -1 where missing
 
-    const Merge* find_merge(std::int32_t left, std::int32_t right) const;
+    const Merge* find_merge(std::int32_t left, std::int32_t right) const { return detail::find_merge(merges, left, right); }
     // Appends the ids of one pre-tokenized piece (valid UTF-8, not empty).
     void tokenize(std::string_view piece, std::vector<std::int64_t>& out) const;
 };

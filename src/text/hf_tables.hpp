@@ -28,7 +28,8 @@ struct HfTables {
     // Matched in the raw text (normalized false) and, with their contents normalized, in the normalized text.
     std::vector<AddedToken> raw_added, normalized_added;
     std::unordered_map<std::string, std::int32_t> added_id_of;  // by content as written
-    std::unordered_map<std::int32_t, std::string> token_of;  // every id's string: added tokens, then model.vocab
+    std::unordered_map<std::int32_t, const std::string*> token_of;  // every id's string: added tokens, then model.vocab
+                                                                    // (keys of added_id_of and model.id_of)
     std::unordered_set<std::int32_t> special;                // added tokens marked special
     std::int64_t vocab_size = 0;                             // largest id + 1
 

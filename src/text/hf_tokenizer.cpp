@@ -118,7 +118,7 @@ std::string decode_tables(const detail::HfTables& t, std::span<const std::int64_
         if (skip_special_tokens && t.special.contains(i32)) continue;
         auto it = t.token_of.find(i32);
         if (it == t.token_of.end()) throw ValueError("decode: no token has id " + std::to_string(id));
-        tokens.push_back(it->second);
+        tokens.push_back(*it->second);
     }
     if (t.has_decoder) return detail::decode_tokens(t.decoders, std::move(tokens));
     std::string text;

@@ -64,19 +64,7 @@ HfBpe read_model(const json& root, const std::string& file, Vocabulary& vocab) {
         auto it = vocab.id_of.find(name);
         bpe.byte_tokens[b] = it == vocab.id_of.end() ? -1 : it->second;
     }
-    bpe.merges.reserve(merge_texts.size());
-    for (std::size_t rank = 0; rank < merge_texts.size(); ++rank) {
-        const MergeText& m = merge_texts[rank];
-        auto id = [&](const std::string& token) {
-            auto it = vocab.id_of.find(token);
-            if (it == vocab.id_of.end())
-                fail(m.where, in_quotes(m.left + " " + m.right) + ": " + in_quotes(token) + " is not in model.vocab");
-            return it->second;
-        };
-        const std::int32_t left = id(m.left), right = id(m.right), merged = id(m.left + m.right);
-        const std::uint64_t key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32 | static_cast<std::uint32_t>(right);
-        bpe.merges[key] = {static_cast<std::int32_t>(rank), merged};  // a repeat takes the later rank, as tokenizers does
-    }
+    bpe.merges = resolve_merges(vocab, merge_texts, "model.vocab");
     bpe.id_of = std::move(vocab.id_of);
     vocab = {};
     return bpe;
@@ -191,13 +179,12 @@ std::shared_ptr<const HfTables> read_hf_tokenizer(const fs::path& tokenizer_json
     read_post_processor(root.value("post_processor", null), file + ": post_processor", t->prefix, t->suffix);
 
     for (const auto& [token, id] : t->model.id_of) {
-        t->token_of.emplace(id, token);
+        t->token_of.emplace(id, &token);
         t->vocab_size = std::max<std::int64_t>(t->vocab_size, std::int64_t{id} + 1);
     }
     bool plain_added = true;
     for (AddedToken& a : added) {
-        t->token_of[a.id] = a.content;
-        t->added_id_of.emplace(a.content, a.id);
+        t->token_of[a.id] = &t->added_id_of.emplace(a.content, a.id).first->first;
         t->vocab_size = std::max<std::int64_t>(t->vocab_size, std::int64_t{a.id} + 1);
         if (a.special) t->special.insert(a.id);
         plain_added = plain_added && !a.lstrip && !a.rstrip && !a.single_word;

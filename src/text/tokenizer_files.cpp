@@ -130,6 +130,22 @@ std::vector<MergeText> read_merges_json(const json& array, const std::string& wh
     return merges;
 }
 
+MergeTable resolve_merges(const Vocabulary& vocab, const std::vector<MergeText>& merges, const std::string& vocab_name) {
+    auto id = [&](const MergeText& m, const std::string& token, const std::string& what) {
+        auto it = vocab.id_of.find(token);
+        if (it == vocab.id_of.end()) fail(m.where, in_quotes(m.left + " " + m.right) + ": " + what + in_quotes(token) + " is not in " + vocab_name);
+        return it->second;
+    };
+    MergeTable table;
+    table.reserve(merges.size());
+    for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+        const MergeText& m = merges[rank];
+        const std::int32_t left = id(m, m.left, ""), right = id(m, m.right, ""), merged = id(m, m.left + m.right, "the merged token ");
+        table[pair_key(left, right)] = {static_cast<std::int32_t>(rank), merged};  // a repeat takes the later rank, in both readers of HF's
+    }
+    return table;
+}
+
 namespace {
 
 // Resolves the merges and bytes against the vocabulary. vocab_where starts messages about the vocabulary
@@ -143,16 +159,7 @@ std::shared_ptr<const Gpt2Tables> build(const Vocabulary& vocab, const std::stri
         auto it = vocab.id_of.find(token);
         return it == vocab.id_of.end() ? std::optional<std::int32_t>() : it->second;
     };
-    t->merges.reserve(merges.size());
-    for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-        const MergeText& m = merges[rank];
-        const std::string what = in_quotes(m.left + " " + m.right) + ": ";
-        const auto left = id(m.left), right = id(m.right), merged = id(m.left + m.right);
-        if (!left) fail(m.where, what + in_quotes(m.left) + " is not in " + vocab_name);
-        if (!right) fail(m.where, what + in_quotes(m.right) + " is not in " + vocab_name);
-        if (!merged) fail(m.where, what + "the merged token " + in_quotes(m.left + m.right) + " is not in " + vocab_name);
-        t->merges[Gpt2Tables::pair_key(*left, *right)] = {static_cast<std::int32_t>(rank), *merged};  // a repeat takes the later rank
-    }
+    t->merges = resolve_merges(vocab, merges, vocab_name);
 
     std::vector<int> missing;
     for (int b = 0; b < 256; ++b) {

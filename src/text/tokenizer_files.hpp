@@ -24,6 +24,9 @@ struct MergeText {
     std::string left, right;
     std::string where;  // "merges.txt:5" or "tokenizer.json: model.merges[4]"
 };
+// The merges by their parts' ids, rank = position; FormatError at the merge whose part or result is not in
+// the vocabulary (vocab_name ends the message: "vocab.json", "model.vocab").
+MergeTable resolve_merges(const Vocabulary& vocab, const std::vector<MergeText>& merges, const std::string& vocab_name);
 // model.merges: "a b" strings (tokenizers < 0.20) or ["a", "b"] pairs.
 std::vector<MergeText> read_merges_json(const nlohmann::json& array, const std::string& where);
 // tokenizer.json's added_tokens (absent or null: none), checked against the vocabulary: ids in [0, 2^31),

@@ -11,20 +11,16 @@
 #include "models/gpt2/architecture.hpp"
 #include "remat/core/memory.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
+using remat::test::read_text;
+
 namespace {
 
 const fs::path fixtures = REMAT_FIXTURES;
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A copy of tests/fixtures/<name> whose config.json has `field` set to `value`.
 fs::path with_field(const test::TempDir& tmp, const std::string& name, const std::string& field, const std::string& value) {

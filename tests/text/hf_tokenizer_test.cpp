@@ -14,6 +14,7 @@
 #include "remat/core/error.hpp"
 #include "remat/text/hf_tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 using namespace remat::text;
@@ -22,16 +23,11 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Ids = std::vector<std::int64_t>;
 
+using remat::test::read_text;
+
 namespace {
 
 const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer_json";
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 std::string gunzip(const fs::path& p) {
     gzFile f = gzopen(p.c_str(), "rb");

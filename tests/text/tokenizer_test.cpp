@@ -20,6 +20,7 @@
 #include "remat/hf/error.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 using namespace remat::text;
@@ -28,16 +29,11 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Ids = std::vector<std::int64_t>;
 
+using remat::test::read_text;
+
 namespace {
 
 const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer";
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 std::string from_hex(const std::string& hex) {
     std::string bytes;
