@@ -5,6 +5,7 @@
 #include <string>
 
 #include "remat/core/error.hpp"
+#include "src/ops/parallel.hpp"
 
 namespace remat::ad {
 namespace {
@@ -116,21 +117,29 @@ bool Tape::has_gradient(std::int64_t slot) const {
     return s.leaf_key ? leaf_grads_.count(s.leaf_key) > 0 : s.grad.has_value();
 }
 
+namespace {
+Tensor zeros_on_pool(const Shape& shape) {
+    Tensor t = empty(shape);
+    ops::detail::fill(t.data(), t.size(), 0.0f);
+    return t;
+}
+}  // namespace
+
 Tensor* Tape::gradient_buffer(std::int64_t slot) {
     Slot& s = slots_[static_cast<std::size_t>(slot)];
     if (s.leaf_key) {
         auto it = leaf_grads_.find(s.leaf_key);
         if (it == leaf_grads_.end())
-            it = leaf_grads_.emplace(s.leaf_key, LeafGrad{zeros(s.shape), {}, false}).first;
+            it = leaf_grads_.emplace(s.leaf_key, LeafGrad{zeros_on_pool(s.shape), {}, false}).first;
         else if (it->second.grad.shape() != s.shape)  // the tensor was reshaped (or a borrowed one's address reused)
-            it->second = LeafGrad{zeros(s.shape), {}, false};
+            it->second = LeafGrad{zeros_on_pool(s.shape), {}, false};
         if (!it->second.shared && !s.leaf_owner.expired()) {  // pin the tensor's address while the entry lives
             it->second.owner = s.leaf_owner;
             it->second.shared = true;
         }
         return &it->second.grad;
     }
-    if (!s.grad) s.grad = zeros(s.shape);
+    if (!s.grad) s.grad = zeros_on_pool(s.shape);
     return &*s.grad;
 }
 
@@ -387,7 +396,7 @@ Tensor* Tape::grad(const Tensor& leaf) {
 
 void Tape::zero_grad() {
     std::erase_if(leaf_grads_, [](const auto& entry) { return entry.second.shared && entry.second.owner.expired(); });
-    for (auto& [key, g] : leaf_grads_) g.grad.fill(0.0f);
+    for (auto& [key, g] : leaf_grads_) ops::detail::fill(g.grad.data(), g.grad.size(), 0.0f);
 }
 void Tape::clear_grads() { leaf_grads_.clear(); }
 

@@ -35,6 +35,14 @@ inline std::size_t rows_grain(std::size_t row_length) {
     return row_length >= elementwise_grain ? 1 : elementwise_grain / (row_length ? row_length : 1);
 }
 
+// data[0, n) = value, on the pool: gradient buffers come to hundreds of megabytes a step, and one
+// thread filling them left the other core idle.
+inline void fill(float* data, std::size_t n, float value) {
+    parallel_ranges(n, elementwise_grain, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) data[i] = value;
+    });
+}
+
 // dst[j] += Σ_r src[r·n + j] over rows r < rows in order, for j < n: a bias gradient. Split by
 // columns, so every column keeps its serial summation order whatever the number of threads.
 inline void add_column_sums(const float* src, std::size_t rows, std::size_t n, float* dst) {

@@ -1,8 +1,8 @@
 #pragma once
 // remat's kernels (fused attention, layer norm, GELU, cross-entropy, …) and its GEMMs split their
-// work over one small pool of threads: the caller plus num_threads() − 1 workers that sleep on a
-// condition variable between calls (they never spin). OpenBLAS runs single-threaded (remat sets it
-// so at its first GEMM) and each sgemm is cut into bands of rows or columns of C run on the pool:
+// work over one small pool of threads: the caller plus num_threads() − 1 workers that poll for the
+// next call for at most 100 µs, then sleep on a condition variable (an idle pool takes no core).
+// OpenBLAS runs single-threaded (remat sets it so at its first GEMM) and each sgemm is cut into bands of rows or columns of C run on the pool:
 // two pools on the same cores fight, and OpenBLAS's idle threads spin between calls. Kernels and
 // GEMM bands cut their work into pieces fixed by the problem's shape, never by the thread count, so
 // results are bitwise identical for any setting.
