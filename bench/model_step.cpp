@@ -2,13 +2,16 @@
 // stdin, one command per line, so that an orchestrator (bench/compare.py) can interleave remat's
 // steps with another framework's (A B A B …) and compare them in one run.
 //
-//   build/bench/model_step tiny|small|deep|smollm [policy …]   policies default to: none; budget:SIZE and
-//                                                              auto are planned at start (the plan on stderr)
+//   build/bench/model_step tiny|small|deep|smollm [--precision fp32|bf16] [policy …]
+//       policies default to: none; budget:SIZE and auto are planned at start (the plan on stderr);
+//       bf16 runs every step (and the planning) inside an Autocast scope (remat/ops/precision.hpp)
 //
 // Commands (one reply line each, flushed):
 //   params        → "<parameters> <matmul parameters>"   (matmul: all but GPT-2's position embedding)
 //   step <policy> → "<ms> <peak activation bytes>"      zero_grad (untimed), then one timed step
 //   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (OpenBLAS on all cores)
+//   bf16gemm      → "<GFLOP/s>"   best of 10 bf16 products 1024×1024×1024, B transposed (a Linear's weight),
+//                                 fp32 out, as remat runs them: oneDNN in two bands on remat's pool
 //   quit
 //
 // Peak activation memory is bench/checkpoint's: the memory tracker's peak during the step minus
@@ -27,6 +30,8 @@
 #include <vector>
 
 #include "bench/configs.hpp"
+#include "remat/ops/precision.hpp"
+#include "src/ops/gemm.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/planning/memory_limit.hpp"
@@ -67,9 +72,24 @@ double sgemm_gflops() {
     return 2.0 * n * n * n / (best * 1e6);
 }
 
+double bf16_gemm_gflops() {
+    const std::size_t n = 1024;
+    std::vector<std::uint16_t> a(n * n, 0x3F00), b(n * n, 0x3E80);  // 0.5, 0.25
+    std::vector<float> c(n * n);
+    double best = 1e30;
+    for (int r = 0; r < 11; ++r) {  // the first one builds oneDNN's kernels
+        const auto t0 = Clock::now();
+        ops::detail::gemm_bf16(false, true, n, n, n, a.data(), b.data(), 0.0f, c.data());
+        if (r > 0) best = std::min(best, ms_since(t0));
+    }
+    return 2.0 * n * n * n / (best * 1e6);
+}
+
 // Builds one model per policy, then answers commands until quit.
 template <class Plain, class Create>
-int serve(const Bench& bench, const std::vector<std::string>& specs, Create create, std::size_t unmatmul_params) {
+int serve(const Bench& bench, const std::vector<std::string>& specs, Create create, std::size_t unmatmul_params,
+          Precision precision) {
+    const Autocast autocast(precision);
     IdTensor ids = IdTensor::from_shape({bench.B, bench.T});
     Generator token_rng(7);
     std::vector<std::uint32_t> bits(ids.size());
@@ -118,6 +138,8 @@ int serve(const Bench& bench, const std::vector<std::string>& specs, Create crea
             std::printf("%zu %zu\n", all, all - unmatmul_params);
         } else if (cmd == "sgemm") {
             std::printf("%.1f\n", sgemm_gflops());
+        } else if (cmd == "bf16gemm") {
+            std::printf("%.1f\n", bf16_gemm_gflops());
         } else if (cmd == "step" && models.count(arg)) {
             tape.zero_grad();
             memory::PeakScope scope;
@@ -144,13 +166,18 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::vector<std::string> specs(argv + 2, argv + argc);
+    Precision precision = Precision::fp32;
+    if (specs.size() >= 2 && specs[0] == "--precision") {
+        precision = parse_precision(specs[1]);
+        specs.erase(specs.begin(), specs.begin() + 2);
+    }
     if (specs.empty()) specs.push_back("none");
 
     if (bench->llama) {
         const llama::Settings s = remat::bench::llama_settings(bench->L, bench->C, bench->H, bench->kv_heads, bench->intermediate, bench->V, 100000);
-        return serve<llama::Model>(*bench, specs, [&](Generator& init) { return llama::create(s, init); }, 0);
+        return serve<llama::Model>(*bench, specs, [&](Generator& init) { return llama::create(s, init); }, 0, precision);
     }
     const gpt2::Config config = remat::bench::gpt2_config(bench->L, bench->C, bench->H, bench->V, std::max<std::size_t>(bench->T, 1024));
     return serve<gpt2::Model>(*bench, specs, [&](Generator& init) { return gpt2::create(config, init); },
-                              config.n_positions * config.n_embd);
+                              config.n_positions * config.n_embd, precision);
 }

@@ -25,10 +25,11 @@ std::vector<nn::Mode*> where_added(const std::vector<std::pair<nn::Mode*, nn::Mo
 Snapshot::Replay::Replay(const Snapshot& s, bool recomputation) : Replay(s, where_added(s.modes_), recomputation) {}
 
 Snapshot::Replay::Replay(const Snapshot& s, std::vector<nn::Mode*> modes, bool recomputation)
-    : snapshot_(s), recomputation_(recomputation), at_(std::move(modes)) {
+    : snapshot_(s), recomputation_(recomputation), at_(std::move(modes)), precision_(precision()) {
     if (at_.size() != s.modes_.size())
         throw std::logic_error("checkpoint: the block has " + std::to_string(at_.size()) + " stateful layers now but had " +
                                std::to_string(s.modes_.size()) + " in the forward pass");
+    detail::exchange_precision(s.precision_);
     for (const auto& [g, state] : s.generators_) {
         live_.push_back(g->state());
         g->set_state(state);
@@ -40,6 +41,7 @@ Snapshot::Replay::Replay(const Snapshot& s, std::vector<nn::Mode*> modes, bool r
 }
 
 Snapshot::Replay::~Replay() {
+    detail::exchange_precision(precision_);
     for (std::size_t i = 0; i < modes_.size(); ++i) *at_[i] = modes_[i];
     if (recomputation_)
         for (std::size_t i = 0; i < live_.size(); ++i) snapshot_.generators_[i].first->set_state(live_[i]);

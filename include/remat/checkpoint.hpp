@@ -25,6 +25,7 @@
 
 #include "remat/core/anchor.hpp"
 #include "remat/layers/layer.hpp"
+#include "remat/ops/precision.hpp"
 #include "remat/tree/parameters.hpp"
 #include "remat/tree/walk.hpp"
 
@@ -57,7 +58,7 @@ public:
 BlockProbe*& block_probe();
 }  // namespace detail
 
-// The generators and modes a recomputation must see as the forward saw them.
+// The generators, modes and precision a recomputation must see as the forward saw them.
 class Snapshot {
 public:
     template <class... Layers>
@@ -89,7 +90,8 @@ public:
         });
     }
 
-    // For the scope's lifetime: generators at their snapshot, modes resolved as in the forward.
+    // For the scope's lifetime: generators at their snapshot, modes resolved as in the forward, the
+    // forward's precision.
     // A recomputation (not the first run) also puts the live generators back afterwards.
     class Replay {
     public:
@@ -107,6 +109,7 @@ public:
         std::vector<nn::Mode*> at_;
         std::vector<Generator::State> live_;
         std::vector<nn::Mode> modes_;
+        Precision precision_;  // the live one, put back at the end
     };
 
     // Puts every generator back where the snapshot found it (after work that must not draw from them).
@@ -118,6 +121,7 @@ private:
     // Each generator once, shared: it outlives a move (or the end) of the layer that holds it.
     std::vector<std::pair<std::shared_ptr<Generator>, Generator::State>> generators_;
     std::vector<std::pair<nn::Mode*, nn::Mode>> modes_;  // where add() found them; resolved at the forward
+    Precision precision_ = precision();  // when the snapshot is taken, at the forward
 };
 
 // run(x) as one checkpointed region: the first call is the forward, later ones recompute under

@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+
 #include "parallel.hpp"
 #include "remat/ops/threads.hpp"
 
@@ -28,46 +30,60 @@ void sgemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std
 }
 }  // namespace
 
-void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
-          const float* B, float beta, float* C) {
-    single_threaded_blas();
-    if (M == 0 || N == 0) return;
-    if (K == 0) {  // an empty sum; BLAS rejects a leading dimension of 0
-        if (beta == 0.0f)
-            for (std::size_t i = 0; i < M * N; ++i) C[i] = 0.0f;
-        return;
-    }
-    const std::size_t lda = transpose_a ? M : K, ldb = transpose_b ? K : N;
+Bands bands_for(std::size_t M, std::size_t N, std::size_t K, bool rows_first) {
     // C in bands of rows — or of columns when B is the bigger operand, so that the operand every band
     // reads whole, and packs again, is the smaller one — run on the pool. Never split along K. The
     // bands are a function of the shape alone, never of the thread count: OpenBLAS's kernels (its
-    // Haswell ones, picked on AMD Zen) give bits that depend on where C is cut, so the same cuts on
-    // any number of threads are what keeps results bitwise identical. Two bands, more only while
-    // each keeps 512 rows: 8 bands of 128 rows made a deep GPT-2 step 3-10 % slower on two cores.
-    const bool by_rows = N <= M;
-    const std::size_t extent = by_rows ? M : N;
-    std::size_t bands = 1;
+    // Haswell ones, picked on AMD Zen) and oneDNN's give bits that depend on where C is cut, so the
+    // same cuts on any number of threads are what keeps results bitwise identical. Two bands, more
+    // only while each keeps 512 rows: 8 bands of 128 rows made a deep GPT-2 step 3-10 % slower on two
+    // cores.
+    Bands b;
+    b.by_rows = N <= M || (rows_first && M >= 64);
+    b.extent = b.by_rows ? M : N;
     // A single row is bound by reading B: split it once B passes a megabyte, whatever the FLOPs.
     const bool worth_splitting = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= 2e6 ||
                                  (M == 1 && N * K >= (std::size_t{1} << 18));
-    if (worth_splitting && extent >= 64) {
-        bands = 2;
-        while (bands < 8 && extent / (2 * bands) >= 512) bands *= 2;
+    if (worth_splitting && b.extent >= 64) {
+        b.count = 2;
+        while (b.count < 8 && b.extent / (2 * b.count) >= 512) b.count *= 2;
     }
-    if (bands <= 1) {
-        sgemm(transpose_a, transpose_b, M, N, K, A, lda, B, ldb, beta, C, N);
+    b.step = b.extent / b.count / 16 * 16;
+    return b;
+}
+
+void for_each_band(const Bands& bands, const std::function<void(std::size_t begin, std::size_t end)>& body) {
+    if (bands.count <= 1) {
+        body(0, bands.extent);
         return;
     }
-    const std::size_t step = extent / bands / 16 * 16;
-    parallel_for(bands, [&](std::size_t p) {
-        const std::size_t begin = std::min(extent, p * step), end = p + 1 == bands ? extent : std::min(extent, (p + 1) * step);
-        if (begin >= end) return;
-        if (by_rows)  // rows [begin, end) of op(A) and C
+    parallel_for(bands.count, [&](std::size_t p) {
+        const std::size_t begin = std::min(bands.extent, p * bands.step);
+        const std::size_t end = p + 1 == bands.count ? bands.extent : std::min(bands.extent, (p + 1) * bands.step);
+        if (begin < end) body(begin, end);
+    });
+}
+
+bool empty_product(std::size_t M, std::size_t N, std::size_t K, float beta, float* C) {
+    if (M != 0 && N != 0 && K != 0) return false;
+    if (K == 0 && beta == 0.0f)  // an empty sum; BLAS rejects a leading dimension of 0
+        for (std::size_t i = 0; i < M * N; ++i) C[i] = 0.0f;
+    return true;
+}
+
+void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
+          const float* B, float beta, float* C) {
+    single_threaded_blas();
+    if (empty_product(M, N, K, beta, C)) return;
+    const std::size_t lda = transpose_a ? M : K, ldb = transpose_b ? K : N;
+    const Bands bands = bands_for(M, N, K);
+    for_each_band(bands, [&](std::size_t begin, std::size_t end) {
+        if (bands.by_rows)  // rows [begin, end) of op(A) and C
             sgemm(transpose_a, transpose_b, end - begin, N, K, transpose_a ? A + begin : A + begin * lda, lda, B, ldb,
                   beta, C + begin * N, N);
         else  // columns [begin, end) of op(B) and C
-            sgemm(transpose_a, transpose_b, M, end - begin, K, A, lda, transpose_b ? B + begin * ldb : B + begin, ldb, beta,
-                  C + begin, N);
+            sgemm(transpose_a, transpose_b, M, end - begin, K, A, lda, transpose_b ? B + begin * ldb : B + begin, ldb,
+                  beta, C + begin, N);
     });
 }
 

@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "gemm.hpp"
+#include "mixed.hpp"
 #include "parallel.hpp"
 
 namespace remat::ops {
@@ -50,35 +51,36 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
     const Product p = analyse(a, b, ta, tb);
     const bool b_shared = b.dim() == 2 && !ta;
     const std::size_t a_step = b_shared ? 0 : p.M * p.K, b_step = b_shared ? 0 : p.K * p.N, c_step = p.M * p.N;
+    const Precision precision = remat::precision();
+    // A 2-d b shared by every row of a is a weight (a tied LM head's embedding matrix).
+    const Operand A = operand(a.shared_value(), precision, Role::activation);
+    const Operand B = operand(b.shared_value(), precision, b_shared ? Role::weight : Role::activation);
     std::shared_ptr<const Tensor> c = kept_or_compute(ad::OpKind::matmul, p.out, [&] {
         Tensor out = empty(p.out);  // (batch, M, N)
         for (std::size_t i = 0; i < (b_shared ? 1 : p.batch); ++i)
-            gemm(ta, tb, p.M, p.N, p.K, a.value().data() + i * a_step, b.value().data() + i * b_step, 0.0f,
-                 out.data() + i * c_step);
+            gemm(ta, tb, p.M, p.N, p.K, at(A, i * a_step), at(B, i * b_step), 0.0f, out.data() + i * c_step);
         return out;
     });
     if (!ad::should_record(a, b)) return Var(std::move(c));
-    auto av = a.shared_value(), bv = b.shared_value();
     return ad::record(ad::OpKind::matmul, std::move(c), {a, b},
-                      [av, bv, p, ta, tb, b_shared, a_step, b_step, c_step](const Tensor& dc, ad::Grads& g) {
+                      [A, B, p, ta, tb, b_shared, a_step, b_step, c_step, precision](const Tensor& dc, ad::Grads& g) {
                           const std::size_t count = b_shared ? 1 : p.batch;
+                          const Operand dC_all = operand(dc, precision);
                           for (std::size_t i = 0; i < count; ++i) {
-                              const float* A = av->data() + i * a_step;
-                              const float* B = bv->data() + i * b_step;
-                              const float* dC = dc.data() + i * c_step;
+                              const Operand Ai = at(A, i * a_step), Bi = at(B, i * b_step), dC = at(dC_all, i * c_step);
                               if (g.wants(0)) {
                                   float* dA = g[0].data() + i * a_step;
                                   if (!ta)
-                                      gemm(false, !tb, p.M, p.K, p.N, dC, B, 1.0f, dA);  // dC·op(B)ᵀ
+                                      gemm(false, !tb, p.M, p.K, p.N, dC, Bi, 1.0f, dA);  // dC·op(B)ᵀ
                                   else
-                                      gemm(tb, true, p.K, p.M, p.N, B, dC, 1.0f, dA);  // op(B)·dCᵀ
+                                      gemm(tb, true, p.K, p.M, p.N, Bi, dC, 1.0f, dA);  // op(B)·dCᵀ
                               }
                               if (g.wants(1)) {
                                   float* dB = g[1].data() + i * b_step;
                                   if (!tb)
-                                      gemm(!ta, false, p.K, p.N, p.M, A, dC, 1.0f, dB);  // op(A)ᵀ·dC
+                                      gemm(!ta, false, p.K, p.N, p.M, Ai, dC, 1.0f, dB);  // op(A)ᵀ·dC
                                   else
-                                      gemm(true, ta, p.N, p.K, p.M, dC, A, 1.0f, dB);  // dCᵀ·op(A)
+                                      gemm(true, ta, p.N, p.K, p.M, dC, Ai, 1.0f, dB);  // dCᵀ·op(A)
                               }
                           }
                       });
@@ -101,6 +103,9 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
     Shape ys = x.shape();
     ys.back() = out;
     const ad::OpKind kind = out < in ? ad::OpKind::narrowing : ad::OpKind::projection;
+    const Precision precision = remat::precision();
+    const Operand X = operand(x.shared_value(), precision, Role::activation);
+    const Operand W = operand(weight.shared_value(), precision, Role::weight);
     std::shared_ptr<const Tensor> y = kept_or_compute(kind, ys, [&] {
         Tensor y = empty(ys);  // (M, out)
         if (has_bias) {
@@ -109,22 +114,22 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
                 for (std::size_t r = begin; r < end; ++r) std::copy(b, b + out, y.data() + r * out);
             });
         }
-        gemm(false, !in_out, M, out, in, x.value().data(), weight.value().data(), has_bias ? 1.0f : 0.0f, y.data());
+        gemm(false, !in_out, M, out, in, X, W, has_bias ? 1.0f : 0.0f, y.data());
         return y;
     });
     if (!(has_bias ? ad::should_record(x, weight, bias) : ad::should_record(x, weight))) return Var(std::move(y));
 
-    auto xv = x.shared_value(), wv = weight.shared_value();
     std::vector<Var> inputs{x, weight};
     if (has_bias) inputs.push_back(bias);
     return ad::record(kind, std::move(y), inputs,
-                      [xv, wv, in_out, M, in, out](const Tensor& dy, ad::Grads& g) {
-                          if (g.wants(0)) gemm(false, in_out, M, in, out, dy.data(), wv->data(), 1.0f, g[0].data());
+                      [X, W, in_out, M, in, out, precision](const Tensor& dy, ad::Grads& g) {
+                          const Operand dY = operand(dy, precision);
+                          if (g.wants(0)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[0].data());
                           if (g.wants(1)) {
                               if (in_out)
-                                  gemm(true, false, in, out, M, xv->data(), dy.data(), 1.0f, g[1].data());
+                                  gemm(true, false, in, out, M, X, dY, 1.0f, g[1].data());
                               else
-                                  gemm(true, false, out, in, M, dy.data(), xv->data(), 1.0f, g[1].data());
+                                  gemm(true, false, out, in, M, dY, X, 1.0f, g[1].data());
                           }
                           if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
                       });

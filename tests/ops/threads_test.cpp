@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "remat/ops/threads.hpp"
@@ -28,6 +30,14 @@ TEST_CASE("kernel thread pool") {
         std::atomic<std::size_t> sum{0};
         ops::detail::parallel_for(100, [&](std::size_t p) { sum += p; });
         CHECK(sum.load() == 4950);
+    }
+    SUBCASE("calls after the workers went to sleep, and back to back while they poll") {
+        for (int round = 0; round < 20; ++round) {
+            std::atomic<int> runs{0};
+            ops::detail::parallel_for(4, [&](std::size_t) { ++runs; });
+            CHECK(runs.load() == 4);
+            if (round % 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the 100 µs poll
+        }
     }
     SUBCASE("nested calls run serially") {
         std::atomic<int> inner{0};
