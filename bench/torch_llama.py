@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """A plain PyTorch Llama (the same model as remat's models/llama) as a step server for bench/compare.py.
 
-    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_llama.py smollm
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_llama.py smollm [--precision bf16]
 
-The commands are torch_gpt2.py's (params, step none|blocks, mem none|blocks, mm, quit).
+The commands and --precision are torch_gpt2.py's (params, step none|blocks, mem none|blocks, mm,
+bf16mm, quit).
 
 Model, as HF transformers' LlamaForCausalLM computes it with eager attention: pre-norm decoder layers
 (h = x + attn(input_layernorm(x)); y = h + mlp(post_attention_layernorm(h))), RMSNorm
@@ -24,7 +25,7 @@ import torch.nn.functional as F  # noqa: E402
 import torch.utils.checkpoint  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_gpt2 import serve  # noqa: E402
+from torch_gpt2 import serve, wants_bf16  # noqa: E402
 
 CONFIGS = {  # name: (L, C, H, KV heads, intermediate, V, T, B), as bench/model_step.cpp
     "smollm": (30, 576, 9, 3, 1536, 49152, 256, 2),  # SmolLM2-135M's shape
@@ -124,14 +125,15 @@ class Llama(nn.Module):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CONFIGS:
-        sys.exit("usage: torch_llama.py smollm   (then commands on stdin)")
+    bf16 = wants_bf16(sys.argv)
+    if len(sys.argv) < 2 or sys.argv[1] not in CONFIGS or bf16 is None:
+        sys.exit("usage: torch_llama.py smollm [--precision fp32|bf16]   (then commands on stdin)")
     L, C, H, KV, I, V, T, B = CONFIGS[sys.argv[1]]
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
     torch.manual_seed(1)
     model = Llama(L, C, H, KV, I, V, T)
     ids = torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(7))
-    serve(model, ids, 0)
+    serve(model, ids, 0, bf16)
 
 
 if __name__ == "__main__":

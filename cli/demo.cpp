@@ -103,8 +103,8 @@ int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>
     print_header(plain_model->count_parameters());
     plain_model->set_training(true);
     checkpointed_model->set_training(true);
-    Trainer plain(std::move(plain_model), o.hyper);
-    Trainer checkpointed(std::move(checkpointed_model), o.hyper);
+    Trainer plain(std::move(plain_model), o.hyper, o.precision);
+    Trainer checkpointed(std::move(checkpointed_model), o.hyper, o.precision);
     GradientCopy plain_grads(*plain.model);
     WindowSampler windows(ids, seq, o.seed);
 
@@ -198,10 +198,10 @@ int demo(const DemoOptions& o) {
                     describe(*architecture, summary.sizes, parameters).c_str());
         std::printf("text: %s, %zu bytes, %zu tokens (%s)\n", source.c_str(), text.size(), ids.size(),
                     tokenizer->describe().c_str());
-        std::printf("training: %lld steps of %lld x %zu tokens, AdamW (lr %g), clip %g, dropout %g, seed %llu\n\n",
+        std::printf("training: %lld steps of %lld x %zu tokens, AdamW (lr %g), clip %g, dropout %g, seed %llu%s\n\n",
                     static_cast<long long>(o.steps), static_cast<long long>(o.batch), seq,
                     static_cast<double>(o.hyper.lr), static_cast<double>(o.hyper.clip), summary.dropout,
-                    static_cast<unsigned long long>(o.seed));
+                    static_cast<unsigned long long>(o.seed), o.precision == Precision::bf16 ? ", bf16 products" : "");
         std::fflush(stdout);
     };
     return side_by_side(make, print_header, ids, seq, o);
@@ -212,6 +212,7 @@ struct DemoFlags {
     DemoOptions options;
     std::string dir, data;
     TrainingFlags training;
+    Text precision;
 };
 }  // namespace
 
@@ -224,6 +225,7 @@ Command add_demo_command(CLI::App& remat) {
     command->add_option("--data", f->data, "A UTF-8 text file (default: data/founding-texts.txt, built in)")
         ->type_name("TEXT");
     f->training.add_to(command, "20", "0.001");
+    add_precision(command, f->precision, "both runs' projections and LM head");
     command->footer(
         "Both runs start from the same weights and seed and see the same windows and dropout masks; the second\n"
         "wraps every block in Checkpointed (policy blocks). Prints time per step, peak activation memory and\n"
@@ -238,6 +240,7 @@ Command add_demo_command(CLI::App& remat) {
                 if (!f->dir.empty()) o.dir = f->dir;
                 if (!f->data.empty()) o.data = f->data;
                 f->training.read(o.steps, o.batch, o.seq, o.hyper, o.seed);
+                o.precision = precision_of(f->precision);
                 return demo(o);
             }};
 }

@@ -22,6 +22,7 @@ struct DemoOptions {
     std::optional<std::int64_t> seq;  // default: min(128, n_positions)
     Hyper hyper{.lr = 1e-3f};
     std::uint64_t seed = 0;
+    Precision precision = Precision::fp32;  // of both runs
 };
 
 int demo(const DemoOptions& options);

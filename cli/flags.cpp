@@ -1,11 +1,28 @@
 #include "cli/flags.hpp"
 
+#include "cli/errors.hpp"
 #include "cli/numbers.hpp"
 
 namespace remat::cli {
 
 CLI::Option* add(CLI::App* app, const std::string& name, Text& text, const std::string& help, const std::string& type) {
     return app->add_option(name, text.value, help)->type_name(type);
+}
+
+CLI::Option* add_precision(CLI::App* app, Text& text, const std::string& what) {
+    return add(app, "--precision", text,
+               "fp32, or bf16: " + what + " multiply bf16 copies of their inputs on the CPU's matrix units, accumulating in fp32 "
+               "(weights, gradients and optimiser state stay fp32; docs/precision.md) (default: fp32)",
+               "P");
+}
+
+Precision precision_of(const Text& text) {
+    if (!text.given()) return Precision::fp32;
+    try {
+        return parse_precision(text.value);
+    } catch (const ValueError& e) {
+        throw Failure(std::string("--precision: ") + e.what());
+    }
 }
 
 std::optional<std::int64_t> count_if_given(const std::string& option, const Text& t, std::int64_t minimum) {

@@ -9,6 +9,7 @@
 
 #include "cli/training.hpp"
 #include "models/architecture.hpp"
+#include "remat/ops/precision.hpp"
 
 namespace remat::cli {
 
@@ -21,6 +22,12 @@ struct Text {
 CLI::Option* add(CLI::App* app, const std::string& name, Text& text, const std::string& help, const std::string& type);
 
 std::optional<std::int64_t> count_if_given(const std::string& option, const Text& t, std::int64_t minimum);
+
+// --precision fp32|bf16 (docs/precision.md), for the commands that run a model; `what` says what it
+// applies to.
+CLI::Option* add_precision(CLI::App* app, Text& text, const std::string& what);
+// fp32 when not given; an unknown name is a Failure naming the flag.
+Precision precision_of(const Text& text);
 
 // The flags train and demo share; their defaults differ (the demo fine-tunes fast).
 struct TrainingFlags {

@@ -149,6 +149,7 @@ int run(const RunOptions& options) {
 
     auto model = load_model(folder, requested);
     model->set_training(false);
+    const Autocast autocast(options.precision);  // the planning's passes and the measured ones
     if (requested.needs_planning() && !labels)
         throw Failure("--checkpoint " + requested.to_string() + " plans a training step, and " + options.input.string() +
                       " has no labels for " + architecture.family + "'s loss");
@@ -179,7 +180,7 @@ namespace {
 struct RunFlags {
     RunOptions options;
     std::string dir, input, output;
-    Text repeat;
+    Text repeat, precision;
 };
 }  // namespace
 
@@ -203,6 +204,7 @@ Command add_run_command(CLI::App& remat) {
                         "activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     add(command, "--repeat", f->repeat, "Timed forward+backward passes; stats.seconds is their median (default: 1)", "N");
+    add_precision(command, f->precision, "the projections and the LM head");
     command->footer(
         "OUT holds logits (F32, (B, T, V)), loss (F32, ()), stats.seconds and stats.peak_activation_bytes (F64, ()),\n"
         "and with --grads grad.NAME (F32) for every parameter. A causal LM without labels uses input_ids as labels;\n"
@@ -216,6 +218,7 @@ Command add_run_command(CLI::App& remat) {
                 o.input = f->input;
                 o.output = f->output;
                 if (f->repeat.given()) o.repeat = parse_count("--repeat", f->repeat.value, 1);
+                o.precision = precision_of(f->precision);
                 return run(o);
             }};
 }

@@ -2,10 +2,12 @@
 // `remat run DIR --input IN --out OUT`: one forward and backward pass of a model folder's model on a
 // batch, with dropout off, writing logits, loss, optionally every parameter gradient, and measured
 // time and activation memory (the contract: ../../docs/cli.md).
-#include "cli/command.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <string>
+
+#include "cli/command.hpp"
+#include "remat/ops/precision.hpp"
 
 namespace remat::cli {
 
@@ -14,6 +16,7 @@ struct RunOptions {
     bool grads = false;
     std::string checkpoint = "none";  // a Policy::parse spec
     std::int64_t repeat = 1;          // timed forward+backward passes
+    Precision precision = Precision::fp32;
 };
 
 // Throws on any problem (nothing is written then); returns the exit code.

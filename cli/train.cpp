@@ -75,7 +75,8 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--min-lr", shortest_text(o.min_lr)},
             {"--weight-decay", shortest_text(o.weight_decay)},
             {"--clip", shortest_text(o.clip)},
-            {"--seed", std::to_string(o.seed)}};
+            {"--seed", std::to_string(o.seed)},
+            {"--precision", std::string(name(o.precision))}};
 }
 
 void check_same_arguments(const std::vector<std::pair<std::string, std::string>>& now, const train::RunState& saved,
@@ -83,6 +84,7 @@ void check_same_arguments(const std::vector<std::pair<std::string, std::string>>
     for (const auto& [name, value] : now) {
         const auto it = std::find_if(saved.arguments.begin(), saved.arguments.end(),
                                      [&](const auto& a) { return a.first == name; });
+        if (it == saved.arguments.end() && name == "--precision" && value == "fp32") continue;  // runs from before bf16
         if (it == saved.arguments.end())
             throw Failure(from.string() + ": the saved run has no " + name + "; it was not written by this remat");
         if (it->second != value)
@@ -214,9 +216,10 @@ constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::ma
 // Mean loss over the first `count` windows of the validation stream, in order, in test mode without
 // recording.
 double validate(models::Model& model, ad::Tape& tape, const Objective& objective, const data::TokenCorpus& valid,
-                std::size_t count, std::size_t batch, std::uint64_t seed) {
+                std::size_t count, std::size_t batch, std::uint64_t seed, Precision precision) {
     ad::UseBackend use(tape);
     ad::NoGrad no_grad;
+    const Autocast autocast(precision);
     model.set_training(false);
     const std::size_t run = objective.corpus_window();
     double total = 0;
@@ -324,6 +327,7 @@ int train(const TrainOptions& o) {
         std::size_t reserve = 0;  // the step's sum of micro-batch gradients
         if (accumulate > 1)
             for (Param* p : model->parameters()) reserve += p->value.size() * sizeof(float);
+        const Autocast autocast(o.precision);
         return plan_checkpointing(*model, requested,
                                   [&] { return model->loss(model->logits({.input_ids = in.input_ids}), in.labels); }, reserve);
     }();
@@ -340,10 +344,10 @@ int train(const TrainOptions& o) {
                     o.validate_every ? ("every " + std::to_string(o.validate_every) + " steps and at the end").c_str()
                                      : "at the end");
     std::printf("training: %lld steps of %zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
-                "weight decay %g), clip %g, seed %llu\n",
+                "weight decay %g), clip %g, seed %llu%s\n",
                 static_cast<long long>(total), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
                 static_cast<long long>(o.warmup), static_cast<double>(o.weight_decay), static_cast<double>(o.clip),
-                static_cast<unsigned long long>(o.seed));
+                static_cast<unsigned long long>(o.seed), o.precision == Precision::bf16 ? ", bf16 products" : "");
     if (resumed)
         std::printf("resuming from %s: step %lld, %llu tokens seen\n", resumed->string().c_str(),
                     static_cast<long long>(state.step), static_cast<unsigned long long>(state.tokens));
@@ -383,6 +387,7 @@ int train(const TrainOptions& o) {
         optimiser->set_learning_rate(lr);
         const std::int64_t step = state.step + 1;
         memory::PeakScope peak;
+        std::optional<Autocast> autocast(std::in_place, o.precision);  // forward and backward; the update after
         train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t j) {
             const auto data_start = Clock::now();
             *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
@@ -395,6 +400,7 @@ int train(const TrainOptions& o) {
                 last_batch = in.input_ids;
             return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
         });
+        autocast.reset();
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
             progress.finish();
@@ -427,7 +433,7 @@ int train(const TrainOptions& o) {
                                record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
         if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
             bookkeeping_seconds += since(bookkeeping);
-            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed);
+            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed, o.precision);
             progress.finish();
             std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
                         *last_valid, std::exp(*last_valid));
@@ -470,7 +476,7 @@ namespace {
 struct TrainFlags {
     TrainOptions options;
     std::string dir, data, valid, save, resume, log;
-    Text steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
+    Text precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
         weight_decay, clip, seed, log_every;
 };
 }  // namespace
@@ -502,6 +508,7 @@ Command add_train_command(CLI::App& remat) {
     add(command, "--weight-decay", f->weight_decay, "AdamW decoupled weight decay, not applied to biases and norm weights (default: 0)", "WD");
     add(command, "--clip", f->clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
     add(command, "--seed", f->seed, "Seed of the windows' order and the dropout masks (default: 0)", "S");
+    add_precision(command, f->precision, "the steps' and validation's projections and LM head");
     command->add_option("--checkpoint", f->options.checkpoint,
                         "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (the fastest plan whose "
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
@@ -530,6 +537,7 @@ Command add_train_command(CLI::App& remat) {
                 if (!f->save.empty()) o.save = f->save;
                 if (!f->resume.empty()) o.resume = f->resume;
                 if (!f->log.empty()) o.log = f->log;
+                o.precision = precision_of(f->precision);
                 o.steps = count_if_given("--steps", f->steps, 1);
                 o.epochs = count_if_given("--epochs", f->epochs, 1);
                 if (f->batch.given()) o.batch = parse_count("--batch", f->batch.value, 1);

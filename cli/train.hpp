@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "remat/ops/precision.hpp"
 
 namespace remat::cli {
 
@@ -28,6 +29,7 @@ struct TrainOptions {
     float lr = 5e-5f, min_lr = 0, weight_decay = 0, clip = 1;
     std::uint64_t seed = 0;                  // windows' order and dropout
     std::optional<std::int64_t> log_every;   // plain-line interval off a terminal; default: about 20 lines
+    Precision precision = Precision::fp32;   // of the steps' and validation's products (docs/precision.md)
 };
 
 int train(const TrainOptions& options);

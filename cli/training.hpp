@@ -13,6 +13,7 @@
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/core/random.hpp"
+#include "remat/ops/precision.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "models/architecture.hpp"
@@ -69,11 +70,13 @@ struct Trainer {
     std::unique_ptr<models::Optimiser> optimiser;
     ad::Tape tape;
     float clip;
+    Precision precision;  // of the forward and backward
 
-    Trainer(std::unique_ptr<models::Model> m, const Hyper& hyper)
+    Trainer(std::unique_ptr<models::Model> m, const Hyper& hyper, Precision p = Precision::fp32)
         : model(std::move(m)),
           optimiser(model->adamw(train::AdamW{.lr = hyper.lr, .weight_decay = hyper.weight_decay})),
-          clip(hyper.clip) {}
+          clip(hyper.clip),
+          precision(p) {}
 
     // Forward and backward of the LM loss on `batch` (labels = the ids, as HF's run_clm), leaving
     // the gradients on the tape; `before_update` sees them (one Tensor* per parameter, in
@@ -86,6 +89,7 @@ struct Trainer {
         const auto start = std::chrono::steady_clock::now();
         StepResult r;
         {
+            const Autocast autocast(precision);  // forward and backward; the update after, outside it
             Var logits = model->logits({.input_ids = batch});
             Var loss = model->loss(logits, batch);
             tape.backward(loss);

@@ -790,11 +790,46 @@ TEST_CASE("demo: plain and checkpointed runs side by side, gradients bitwise equ
         CHECK(lines_of(r.out)[1] == "model: " + model.string() + " (GPT-2, 2 layers, n_embd 32, 4 heads, vocabulary 256, 0.04M parameters)");
         CHECK(lines_of(r.out).back() == "max gradient difference: 0");
     }
+    SUBCASE("--precision bf16: still bitwise equal") {
+        const Result r = run_remat({"demo", "--steps", "3", "--batch", "2", "--seq", "64", "--precision", "bf16"});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.out.find(", bf16 products\n") != std::string::npos);
+        CHECK(lines_of(r.out).back() == "max gradient difference: 0");
+    }
     SUBCASE("bad input") {
         check_error({"demo", (scratch() / "nothing").string()}, (scratch() / "nothing").string() + ": no such file or folder");
         check_error({"demo", "--seq", "129"}, "--seq 129 is longer than the model's n_positions 128");
         check_error({"demo", "--batch", "0"}, "--batch must be a whole number from 1 to 1048576, got \"0\"");
     }
+}
+
+TEST_CASE("run --precision bf16: checkpointing changes no bit; the logits stay near fp32's") {
+    const fs::path model = tiny_gpt2("bf16-run-model");
+    IdTensor ids = IdTensor::from_shape({2, 16});
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((i * 37) % 256);
+    const fs::path in = scratch() / "bf16-run-in.safetensors";
+    write_ids(in, {{"input_ids", ids}});
+    auto run = [&](const std::string& policy, const std::string& precision) {
+        const fs::path out = scratch() / ("bf16-run-" + policy + "-" + precision + ".safetensors");
+        const Result r = run_remat({"run", model.string(), "--input", in.string(), "--out", out.string(), "--grads",
+                                    "--checkpoint", policy, "--precision", precision});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        return hf::SafetensorsFile::open(out);
+    };
+    const auto none = run("none", "bf16"), blocks = run("blocks", "bf16"), fp32 = run("none", "fp32");
+    for (const hf::TensorInfo& t : none.tensors()) {
+        if (t.name.starts_with("stats.")) continue;
+        CAPTURE(t.name);
+        CHECK(test::same_bits(none.read_float(t), blocks.read_float(*blocks.find(t.name))));
+    }
+    const double d = relative_difference(none.read_float(*none.find("logits")), fp32.read_float(*fp32.find("logits")));
+    CHECK(d > 0);
+    CHECK(d < 2e-2);
+    check_error({"run", model.string(), "--input", in.string(), "--out", (scratch() / "x.safetensors").string(),
+                 "--precision", "half"},
+                "--precision: unknown precision 'half': expected fp32 or bf16");
 }
 
 TEST_CASE("each command's help") {

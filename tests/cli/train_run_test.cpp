@@ -257,6 +257,39 @@ TEST_CASE("the run's arguments: contradictions and a changed resume are errors n
                           "--validate-every and --checkpoint may change)");
 }
 
+TEST_CASE("--precision bf16: checkpointing changes no bit, a killed run resumes bitwise, the precision is part of the run") {
+    auto with_bf16 = [](std::vector<std::string> args) {
+        args.insert(args.end(), {"--precision", "bf16"});
+        return args;
+    };
+    const fs::path plain = scratch() / "bf16-none", out = scratch() / "bf16-blocks";
+    const Result r = run_remat(with_bf16(run_args("none", plain, "4")));
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find(", bf16 products") != std::string::npos);
+    CHECK(read_text(plain / "model.safetensors") != read_text(reference() / "model.safetensors"));  // bf16 really ran
+
+    const pid_t pid = spawn_remat(with_bf16(run_args("blocks", out, "4")), out);
+    while (log_lines(out.string() + ".jsonl") < 10) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    ::kill(pid, SIGKILL);
+    REQUIRE(WIFSIGNALED(wait_status(pid)));
+    auto args = with_bf16(run_args("blocks", out, "4"));
+    args.insert(args.end(), {"--resume", out.string()});
+    const Result resumed = run_remat(args);
+    CAPTURE(resumed.err);
+    REQUIRE(resumed.code == 0);
+    CHECK(read_text(out / "model.safetensors") == read_text(plain / "model.safetensors"));
+    CHECK(computed(out.string() + ".jsonl") == computed(plain.string() + ".jsonl"));
+
+    auto in_fp32 = run_args("none", plain, "4");
+    in_fp32.insert(in_fp32.end(), {"--resume", (plain / "checkpoint-8").string()});
+    check_error(in_fp32, "--precision fp32 differs from the run being resumed (bf16 in " + (plain / "checkpoint-8").string() +
+                             "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
+                             "--validate-every and --checkpoint may change)");
+    check_error({"train", model().string(), "--data", text().string(), "--precision", "fp16"},
+                "--precision: unknown precision 'fp16': expected fp32 or bf16");
+}
+
 TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the latest checkpoints") {
     const fs::path out = scratch() / "epochs";
     const Result r = run_remat({"train", model().string(), "--data", text().string(), "--epochs", "2", "--batch", "4",

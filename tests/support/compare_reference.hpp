@@ -25,8 +25,10 @@ inline double relative_difference(const Tensor& got, const Tensor& expected) {
     return worst / std::max(scale, 1e-3);
 }
 
+// Checks every gradient within `tolerance` of the reference (relative_difference); returns the largest.
 template <class Model>
-void compare_gradients(Model& grads, const hf::SafetensorsFile& reference, std::size_t expected_count) {
+double compare_gradients(Model& grads, const hf::SafetensorsFile& reference, std::size_t expected_count,
+                         double tolerance = 1e-4) {
     std::size_t compared = 0;
     double worst = 0;
     std::string worst_name;
@@ -36,11 +38,12 @@ void compare_gradients(Model& grads, const hf::SafetensorsFile& reference, std::
         REQUIRE(ref != nullptr);
         const double d = relative_difference(g.value, reference.read_float(*ref));
         if (d > worst) worst = d, worst_name = path;
-        CHECK(d < 1e-4);
+        CHECK(d < tolerance);
         ++compared;
     });
     MESSAGE("largest gradient difference: " << worst << " (relative to the tensor's scale) in " << worst_name);
     CHECK(compared == expected_count);
+    return worst;
 }
 
 }  // namespace remat::test
