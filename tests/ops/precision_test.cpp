@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <iterator>
 #include <vector>
 
 #include "remat/ad/tape.hpp"
@@ -134,6 +136,20 @@ TEST_CASE("bf16 products give the same bits on any number of threads") {
     CHECK(same_bits(one.dx, two.dx));
     CHECK(same_bits(one.dw, two.dw));
     CHECK(same_bits(two.dw, again.dw));
+}
+
+TEST_CASE("bf16 products start no thread of their own: oneDNN's OpenMP runs one thread inside remat's pool") {
+    const std::size_t threads = ops::num_threads();
+    ops::set_num_threads(2);
+    const auto task_count = [] {
+        return std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator());
+    };
+    const Tensor x = random_tensor({512, 256}, 11), w = random_tensor({512, 256}, 12), g = random_tensor({512, 512}, 13);
+    run_linear(x, w, g, Precision::fp32);  // the pool's worker exists from here on
+    const auto before = task_count();
+    run_linear(x, w, g, Precision::bf16);  // two bands of rows, one on each pool thread
+    CHECK(task_count() == before);
+    ops::set_num_threads(threads);
 }
 
 TEST_CASE("bf16 batched and shared-weight matmul") {
