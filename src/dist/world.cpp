@@ -1,0 +1,123 @@
+#include "remat/dist/world.hpp"
+
+#define OMPI_SKIP_MPICXX 1  // the deprecated C++ bindings do not compile cleanly at remat's warning level
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace remat::dist {
+
+namespace {
+// MPI counts are ints: long buffers go in pieces of at most this many elements.
+constexpr std::size_t piece = std::size_t{1} << 28;
+
+int as_count(std::size_t n) { return static_cast<int>(n); }
+
+// Slice s of n values over N ranks: [n·s/N, n·(s+1)/N), owned (summed) by rank s. Fixed by n and N.
+std::size_t slice_start(std::size_t n, std::size_t ranks, std::size_t s) { return n * s / ranks; }
+}  // namespace
+
+bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK"); }
+
+World::World() : uncaught_(std::uncaught_exceptions()) {
+    static std::atomic<bool> made{false};
+    if (made.exchange(true)) throw std::logic_error("dist::World: a process makes one World (MPI initialises once)");
+    if (!launched_by_mpirun()) return;
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    rank_ = static_cast<std::size_t>(rank);
+    size_ = static_cast<std::size_t>(size);
+    mpi_ = true;
+}
+
+World::~World() {
+    if (!mpi_) return;
+    if (std::uncaught_exceptions() > uncaught_) MPI_Abort(MPI_COMM_WORLD, 1);  // never finalize past a failure
+    MPI_Finalize();
+}
+
+void World::abort(const std::string& why, int code) const {
+    std::fprintf(stderr, "error: %s%s\n", size_ > 1 ? ("rank " + std::to_string(rank_) + ": ").c_str() : "", why.c_str());
+    std::fflush(stderr);
+    if (mpi_) MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
+    std::exit(code ? code : 1);
+}
+
+void World::barrier() const {
+    if (mpi_) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void World::broadcast(std::span<Tensor* const> tensors) const {
+    if (size_ == 1) return;
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+        Tensor& x = *tensors[t];
+        unsigned long long count = x.size();
+        MPI_Bcast(&count, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+        if (count != x.size())
+            abort("dist::World::broadcast: tensor " + std::to_string(t) + " has shape " + to_string(x.shape()) + " here but " +
+                  std::to_string(count) + " elements on rank 0");
+        for (std::size_t at = 0; at < x.size(); at += piece)
+            MPI_Bcast(x.data() + at, as_count(std::min(piece, x.size() - at)), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    }
+}
+
+void World::sum_in_rank_order(std::span<float> values) const {
+    if (size_ == 1) {
+        for (float& v : values) v = 0.0f + v;  // as N ranks start every sum: −0 becomes +0
+        return;
+    }
+    unsigned long long counts[2] = {values.size(), ~static_cast<unsigned long long>(values.size())};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (counts[0] != values.size() || ~counts[1] != values.size())
+        abort("dist::World::sum_in_rank_order: " + std::to_string(values.size()) +
+              " values here, another rank has a different number");
+    const std::size_t N = size_;
+    std::vector<int> send_counts(N), send_starts(N), receive_counts(N), receive_starts(N);
+    std::vector<float> parts;
+    for (std::size_t at = 0; at < values.size(); at += piece) {
+        const std::size_t n = std::min(piece, values.size() - at);
+        float* x = values.data() + at;
+        // Reduce-scatter in fixed slices: rank r gets every rank's slice r, then sums it in rank order.
+        const std::size_t mine = slice_start(n, N, rank_ + 1) - slice_start(n, N, rank_);
+        for (std::size_t s = 0; s < N; ++s) {
+            send_counts[s] = as_count(slice_start(n, N, s + 1) - slice_start(n, N, s));
+            send_starts[s] = as_count(slice_start(n, N, s));
+            receive_counts[s] = as_count(mine);
+            receive_starts[s] = as_count(mine * s);
+        }
+        parts.resize(mine * N);
+        MPI_Alltoallv(x, send_counts.data(), send_starts.data(), MPI_FLOAT, parts.data(), receive_counts.data(),
+                      receive_starts.data(), MPI_FLOAT, MPI_COMM_WORLD);
+        float* sum = x + slice_start(n, N, rank_);
+        for (std::size_t i = 0; i < mine; ++i) {
+            float a = 0.0f;
+            for (std::size_t s = 0; s < N; ++s) a += parts[s * mine + i];
+            sum[i] = a;
+        }
+        // All-gather the summed slices: every rank ends with the same bits.
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, send_counts.data(), send_starts.data(), MPI_FLOAT,
+                       MPI_COMM_WORLD);
+    }
+}
+
+double World::sum_in_rank_order(double value) const {
+    if (size_ == 1) return 0.0 + value;
+    std::vector<double> all(size_);
+    MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    double sum = 0.0;
+    for (double v : all) sum += v;
+    return sum;
+}
+
+}  // namespace remat::dist
