@@ -19,6 +19,7 @@
 #include "cli/train.hpp"
 #include "models/architecture.hpp"
 #include "remat/core/error.hpp"
+#include "src/dist/openmpi_leaks.hpp"  // `mpirun … remat train` under the sanitizers
 
 using namespace remat::cli;
 

@@ -29,6 +29,7 @@
 #include "remat/data/corpus.hpp"
 #include "remat/data/epoch_order.hpp"
 #include "remat/data/masking.hpp"
+#include "remat/dist/world.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/train/optimisers.hpp"
@@ -54,7 +55,7 @@ constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenize
 constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every and --checkpoint";
 
 // The settings that decide what the run computes, as they are compared on resume.
-std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t seq,
+std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t ranks, std::size_t seq,
                                                                        std::int64_t total_steps,
                                                                        const data::TokenCorpus& corpus,
                                                                        const std::optional<data::TokenCorpus>& valid,
@@ -76,7 +77,8 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--weight-decay", shortest_text(o.weight_decay)},
             {"--clip", shortest_text(o.clip)},
             {"--seed", std::to_string(o.seed)},
-            {"--precision", std::string(name(o.precision))}};
+            {"--precision", std::string(name(o.precision))},
+            {"ranks", std::to_string(ranks)}};
 }
 
 void check_same_arguments(const std::vector<std::pair<std::string, std::string>>& now, const train::RunState& saved,
@@ -84,7 +86,9 @@ void check_same_arguments(const std::vector<std::pair<std::string, std::string>>
     for (const auto& [name, value] : now) {
         const auto it = std::find_if(saved.arguments.begin(), saved.arguments.end(),
                                      [&](const auto& a) { return a.first == name; });
-        if (it == saved.arguments.end() && name == "--precision" && value == "fp32") continue;  // runs from before bf16
+        // Runs saved before bf16 and data parallelism were fp32 and one process.
+        if (it == saved.arguments.end() && ((name == "--precision" && value == "fp32") || (name == "ranks" && value == "1")))
+            continue;
         if (it == saved.arguments.end())
             throw Failure(from.string() + ": the saved run has no " + name + "; it was not written by this remat");
         if (it->second != value)
@@ -156,6 +160,16 @@ public:
         }
         return out;
     }
+    // Moves past `batch` windows without reading them (another rank's micro-batch).
+    void skip(std::size_t batch, train::RunState& at) const {
+        for (std::size_t b = 0; b < batch; ++b) {
+            if (at.index == windows_) {
+                ++at.epoch;
+                at.index = 0;
+            }
+            ++at.index;
+        }
+    }
     double epochs_done(const train::RunState& at) const {
         return static_cast<double>(at.epoch) + static_cast<double>(at.index) / static_cast<double>(windows_);
     }
@@ -215,22 +229,27 @@ constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::ma
 
 // Mean loss over the first `count` windows of the validation stream, in order, in test mode without
 // recording.
+// Data parallel: rank r takes the batches b with b mod N = r, and the per-batch sums are added in
+// batch order on every rank, as one process adds them.
 double validate(models::Model& model, ad::Tape& tape, const Objective& objective, const data::TokenCorpus& valid,
-                std::size_t count, std::size_t batch, std::uint64_t seed, Precision precision) {
+                std::size_t count, std::size_t batch, std::uint64_t seed, Precision precision, const dist::World& world) {
     ad::UseBackend use(tape);
     ad::NoGrad no_grad;
     const Autocast autocast(precision);
     model.set_training(false);
     const std::size_t run = objective.corpus_window();
-    double total = 0;
-    for (std::size_t first = 0; first < count; first += batch) {
-        const std::size_t b = std::min(batch, count - first);
+    std::vector<double> batch_sums((count + batch - 1) / batch, 0.0);  // Σ of the batch's window losses
+    for (std::size_t k = world.rank(); k < batch_sums.size(); k += world.size()) {
+        const std::size_t first = k * batch, b = std::min(batch, count - first);
         IdTensor ids = IdTensor::from_shape({b, run});
         for (std::size_t i = 0; i < b; ++i) valid.window(first + i, run, ids.data() + i * run);
-        const auto in = objective.make(ids, {.seed = seed, .step = validation_step, .micro_batch = first / batch});
-        total += static_cast<double>(model.loss(model.logits({.input_ids = in.input_ids}), in.labels).item()) *
-                 static_cast<double>(b);
+        const auto in = objective.make(ids, {.seed = seed, .step = validation_step, .micro_batch = k});
+        batch_sums[k] = static_cast<double>(model.loss(model.logits({.input_ids = in.input_ids}), in.labels).item()) *
+                        static_cast<double>(b);
     }
+    world.sum_in_rank_order(std::span<double>(batch_sums));  // one rank's value per element: exact
+    double total = 0;
+    for (double v : batch_sums) total += v;
     model.set_training(true);
     return total / static_cast<double>(count);
 }
@@ -244,9 +263,7 @@ std::string status(std::int64_t step, std::int64_t total, double epoch, float lo
     return text;
 }
 
-}  // namespace
-
-int train(const TrainOptions& o) {
+int train_in(const dist::World& world, const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
     (void)schedule_of(o, 1);  // an unknown --schedule fails here, before any work
     if (o.min_lr > o.lr) throw Failure("--min-lr " + shortest_text(o.min_lr) + " is above --lr " + shortest_text(o.lr));
@@ -257,7 +274,7 @@ int train(const TrainOptions& o) {
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
     check_run_fits("--batch " + std::to_string(batch) + " --seq " + std::to_string(seq), checkpoint_weight_bytes(folder.dir), batch,
                    seq, config.sizes.vocab_size, {.weight_copies = 4, .logit_copies = 2});
-    if (o.save) prepare_output_folder(*o.save);
+    if (o.save && world.is_root()) prepare_output_folder(*o.save);
     if (o.log) {
         Reading reading = model_folder_files(o.dir);
         reading.push_back(o.data);
@@ -278,7 +295,10 @@ int train(const TrainOptions& o) {
         valid_count = std::min(valid->windows(run), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
     }
 
-    const std::size_t windows = corpus.windows(run), per_step = batch * accumulate;
+    // Data parallel: N ranks each compute `accumulate` micro-batches of every step (rank r the r-th
+    // block of them), as one process with --accumulate N·accumulate would compute them all.
+    const std::size_t ranks = world.size(), micro_batches = accumulate * ranks;
+    const std::size_t windows = corpus.windows(run), per_step = batch * micro_batches;
     if (o.epochs && static_cast<std::uint64_t>(*o.epochs) > std::numeric_limits<std::uint64_t>::max() / 2 / windows)
         throw Failure("--epochs " + std::to_string(*o.epochs) + " over " + std::to_string(windows) +
                       " windows is more steps than a run can count");
@@ -287,7 +307,7 @@ int train(const TrainOptions& o) {
     if (total < 1)
         throw Failure(corpus.name() + ": " + std::to_string(windows) + " windows of " + std::to_string(run) +
                       " tokens make less than one step of " + std::to_string(per_step) +
-                      " windows (--batch x --accumulate) in " + std::to_string(o.epochs.value_or(1)) +
+                      " windows (--batch x --accumulate" + (ranks > 1 ? std::string(" x ranks") : "") + ") in " + std::to_string(o.epochs.value_or(1)) +
                       " epoch(s); give more data, more --epochs, or --steps");
 
     // The model: the checkpoint's weights win over the folder's.
@@ -301,7 +321,7 @@ int train(const TrainOptions& o) {
     std::unique_ptr<models::Optimiser> optimiser =
         model->trainer_adamw(train::AdamW{.lr = o.lr, .weight_decay = o.weight_decay});
 
-    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, seq, total, corpus, valid, valid_count)};
+    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count)};
     if (resumed) {
         const train::RunState saved = train::load_run_state(*resumed / run_state_file);
         check_same_arguments(state.arguments, saved, *resumed);
@@ -331,9 +351,10 @@ int train(const TrainOptions& o) {
         return plan_checkpointing(*model, requested,
                                   [&] { return model->loss(model->logits({.input_ids = in.input_ids}), in.labels); }, reserve);
     }();
-    for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
+    if (world.is_root())
+        for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
     std::optional<RunLog> log;
-    if (o.log) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
+    if (o.log && world.is_root()) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
@@ -343,9 +364,10 @@ int train(const TrainOptions& o) {
         std::printf("validation: %s: %zu of %zu windows, %s\n", valid->name().c_str(), valid_count, valid->windows(run),
                     o.validate_every ? ("every " + std::to_string(o.validate_every) + " steps and at the end").c_str()
                                      : "at the end");
-    std::printf("training: %lld steps of %zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
+    const std::string ranks_times = ranks > 1 ? std::to_string(ranks) + " ranks x " : "";
+    std::printf("training: %lld steps of %s%zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
                 "weight decay %g), clip %g, seed %llu%s\n",
-                static_cast<long long>(total), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
+                static_cast<long long>(total), ranks_times.c_str(), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
                 static_cast<long long>(o.warmup), static_cast<double>(o.weight_decay), static_cast<double>(o.clip),
                 static_cast<unsigned long long>(o.seed), o.precision == Precision::bf16 ? ", bf16 products" : "");
     if (resumed)
@@ -353,8 +375,9 @@ int train(const TrainOptions& o) {
                     static_cast<long long>(state.step), static_cast<unsigned long long>(state.tokens));
     std::fflush(stdout);
 
-    auto save_checkpoint = [&] {
+    auto save_checkpoint = [&] {  // rank 0 writes; the others have the same weights
         const fs::path to = train::run_folder(*o.save, state.step);
+        if (!world.is_root()) return to;
         state.generators = {{"dropout", dropout->state()}};
         train::write_folder_atomically(to, [&](const fs::path& partial) {
             save_model(*model, folder, partial);
@@ -381,15 +404,28 @@ int train(const TrainOptions& o) {
     std::optional<double> last_valid;
     // The latest micro-batch, to find where a NaN appeared; allocated here, so that steps do not.
     IdTensor last_batch = IdTensor::from_shape({batch, seq});
-    while (state.step < total && !interrupt_signal()) {
+    // A signal reaches the ranks at different steps: they stop at the same one, the first after any got it.
+    auto stop_signal = [&]() -> int {
+        const int here = interrupt_signal();
+        if (ranks == 1) return here;
+        const float mine[] = {static_cast<float>(here)};
+        const std::vector<float> all = world.all_gather(mine);
+        return static_cast<int>(*std::max_element(all.begin(), all.end()));
+    };
+    int stopped_by = 0;
+    while (state.step < total && !(stopped_by = stop_signal())) {
         const auto start = Clock::now();
         const float lr = schedule(state.step);
         optimiser->set_learning_rate(lr);
         const std::int64_t step = state.step + 1;
         memory::PeakScope peak;
         std::optional<Autocast> autocast(std::in_place, o.precision);  // forward and backward; the update after
-        train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t j) {
+        std::size_t drawn = 0;  // of the step's micro-batches, all ranks', whose windows the stream has passed
+        train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t i) {
+            const std::size_t j = world.rank() * accumulate + i;  // the step's micro-batch this is
             const auto data_start = Clock::now();
+            for (; drawn < j; ++drawn) stream.skip(batch, state);
+            ++drawn;
             *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
             const auto in = objective.make(stream.next(batch, state),
                                            {.seed = o.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
@@ -399,8 +435,17 @@ int train(const TrainOptions& o) {
             else
                 last_batch = in.input_ids;
             return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
-        });
+        }, micro_batches);
+        for (; drawn < micro_batches; ++drawn) stream.skip(batch, state);
         autocast.reset();
+        if (ranks > 1) {  // G = G_0 + G_1 + … over the ranks' micro-batches, in order; the loss over all of them
+            for (Tensor* grad : g.grads)
+                if (grad) world.sum_in_rank_order(std::span<float>(grad->data(), grad->size()));
+            const std::vector<float> losses = world.all_gather(g.losses);
+            double sum = 0;
+            for (float l : losses) sum += l;
+            g.loss = static_cast<float>(sum / static_cast<double>(losses.size()));
+        }
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
             progress.finish();
@@ -433,7 +478,7 @@ int train(const TrainOptions& o) {
                                record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
         if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
             bookkeeping_seconds += since(bookkeeping);
-            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed, o.precision);
+            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed, o.precision, world);
             progress.finish();
             std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
                         *last_valid, std::exp(*last_valid));
@@ -446,7 +491,7 @@ int train(const TrainOptions& o) {
     }
     progress.finish();
 
-    if (const int signal = interrupt_signal()) {
+    if (const int signal = stopped_by) {
         const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
         if (!o.save) {
             std::printf("stopped by %s after step %lld; nothing was saved (no --save), so the run cannot resume\n", name,
@@ -465,11 +510,26 @@ int train(const TrainOptions& o) {
     if (last_valid) std::printf(", validation loss %.4f (perplexity %.2f)", *last_valid, std::exp(*last_valid));
     std::printf(", loop overhead %.2f %%\n",
                 100.0 * (data_seconds + bookkeeping_seconds) / std::max(elapsed + bookkeeping_seconds, 1e-9));
-    if (o.save) {
+    if (o.save && world.is_root()) {
         const std::string written = save_model(*model, folder, *o.save);
         std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());
     }
     return exit_ok;
+}
+}  // namespace
+
+int train(const TrainOptions& o) {
+    const dist::World world;  // under mpirun: data parallel over its ranks (docs/distributed.md)
+    if (!world.is_root()) std::freopen("/dev/null", "w", stdout);  // rank 0 reports for all
+    try {
+        return train_in(world, o);
+    } catch (const std::bad_alloc&) {
+        if (world.uses_mpi()) world.abort("out of memory");  // the other ranks would wait for this one forever
+        throw;
+    } catch (const std::exception& e) {
+        if (world.uses_mpi()) world.abort(e.what());
+        throw;
+    }
 }
 
 namespace {

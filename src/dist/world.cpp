@@ -11,6 +11,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace remat::dist {
@@ -72,24 +73,32 @@ void World::broadcast(std::span<Tensor* const> tensors) const {
     }
 }
 
-void World::sum_in_rank_order(std::span<float> values) const {
-    if (size_ == 1) {
-        for (float& v : values) v = 0.0f + v;  // as N ranks start every sum: −0 becomes +0
+namespace {
+template <class T>
+MPI_Datatype mpi_type() {
+    return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+// Rank r receives every rank's slice r of each piece (MPI_Alltoallv only moves bytes), sums it in rank
+// order starting from +0, and every rank gathers the summed slices.
+template <class T>
+void ordered_sum(const World& world, std::span<T> values) {
+    const std::size_t N = world.size(), rank = world.rank();
+    if (N == 1) {
+        for (T& v : values) v = T(0) + v;  // as N ranks start every sum: −0 becomes +0
         return;
     }
     unsigned long long counts[2] = {values.size(), ~static_cast<unsigned long long>(values.size())};
     MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (counts[0] != values.size() || ~counts[1] != values.size())
-        abort("dist::World::sum_in_rank_order: " + std::to_string(values.size()) +
-              " values here, another rank has a different number");
-    const std::size_t N = size_;
+        world.abort("dist::World::sum_in_rank_order: " + std::to_string(values.size()) +
+                    " values here, another rank has a different number");
     std::vector<int> send_counts(N), send_starts(N), receive_counts(N), receive_starts(N);
-    std::vector<float> parts;
+    std::vector<T> parts;
     for (std::size_t at = 0; at < values.size(); at += piece) {
         const std::size_t n = std::min(piece, values.size() - at);
-        float* x = values.data() + at;
-        // Reduce-scatter in fixed slices: rank r gets every rank's slice r, then sums it in rank order.
-        const std::size_t mine = slice_start(n, N, rank_ + 1) - slice_start(n, N, rank_);
+        T* x = values.data() + at;
+        const std::size_t mine = slice_start(n, N, rank + 1) - slice_start(n, N, rank);
         for (std::size_t s = 0; s < N; ++s) {
             send_counts[s] = as_count(slice_start(n, N, s + 1) - slice_start(n, N, s));
             send_starts[s] = as_count(slice_start(n, N, s));
@@ -97,18 +106,33 @@ void World::sum_in_rank_order(std::span<float> values) const {
             receive_starts[s] = as_count(mine * s);
         }
         parts.resize(mine * N);
-        MPI_Alltoallv(x, send_counts.data(), send_starts.data(), MPI_FLOAT, parts.data(), receive_counts.data(),
-                      receive_starts.data(), MPI_FLOAT, MPI_COMM_WORLD);
-        float* sum = x + slice_start(n, N, rank_);
+        MPI_Alltoallv(x, send_counts.data(), send_starts.data(), mpi_type<T>(), parts.data(), receive_counts.data(),
+                      receive_starts.data(), mpi_type<T>(), MPI_COMM_WORLD);
+        T* sum = x + slice_start(n, N, rank);
         for (std::size_t i = 0; i < mine; ++i) {
-            float a = 0.0f;
+            T a = 0;
             for (std::size_t s = 0; s < N; ++s) a += parts[s * mine + i];
             sum[i] = a;
         }
-        // All-gather the summed slices: every rank ends with the same bits.
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, send_counts.data(), send_starts.data(), MPI_FLOAT,
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, send_counts.data(), send_starts.data(), mpi_type<T>(),
                        MPI_COMM_WORLD);
     }
+}
+}  // namespace
+
+void World::sum_in_rank_order(std::span<float> values) const { ordered_sum(*this, values); }
+void World::sum_in_rank_order(std::span<double> values) const { ordered_sum(*this, values); }
+
+std::vector<float> World::all_gather(std::span<const float> mine) const {
+    if (size_ == 1) return {mine.begin(), mine.end()};
+    unsigned long long counts[2] = {mine.size(), ~static_cast<unsigned long long>(mine.size())};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (counts[0] != mine.size() || ~counts[1] != mine.size())
+        abort("dist::World::all_gather: " + std::to_string(mine.size()) + " values here, another rank has a different number");
+    std::vector<float> all(mine.size() * size_);
+    MPI_Allgather(mine.data(), as_count(mine.size()), MPI_FLOAT, all.data(), as_count(mine.size()), MPI_FLOAT,
+                  MPI_COMM_WORLD);
+    return all;
 }
 
 double World::sum_in_rank_order(double value) const {

@@ -1,6 +1,7 @@
 #include "parallel.hpp"
 
 #include <cblas.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -155,6 +156,11 @@ std::size_t default_threads() {
         const long n = std::strtol(env, nullptr, 10);
         if (n >= 1) return static_cast<std::size_t>(n);
     }
+    // The CPUs this process may run on (mpirun binds each rank to its own; taskset narrows it), else
+    // the machine's.
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+        return static_cast<std::size_t>(CPU_COUNT(&allowed));
     const unsigned hw = std::thread::hardware_concurrency();
     return hw ? hw : 1;
 }

@@ -29,6 +29,7 @@ StepGradient MicroBatches::finish(ad::Tape& tape, std::size_t k, const std::vect
     double total = 0;
     for (float l : losses) total += l;
     out.loss = static_cast<float>(total / static_cast<double>(k));
+    out.losses = losses;
     out.grads.reserve(params_.size());
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (params_[i]->frozen)

@@ -91,13 +91,50 @@ struct ChildMemoryLimit {
     ChildMemoryLimit& operator=(const ChildMemoryLimit&) = delete;
 };
 
-// Starts $REMAT_BIN with the arguments, without waiting for it.
+// What starts remat: nothing (remat itself), or a launcher's command line such as mpirun's.
+inline std::vector<std::string>& remat_launcher() {
+    static std::vector<std::string> launcher;
+    return launcher;
+}
+
+// While one lives, remat runs as `ranks` processes under mpirun (as root, on this machine's cores
+// even if fewer; OMPI_MCA_pml=ob1 skips probing transports this machine lacks; --timeout ends a
+// hung job).
+// Under the sanitizers the ranks use the slow unwinder, so that src/dist/openmpi_leaks.hpp's
+// suppressions match OpenMPI's stacks.
+struct UnderMpirun {
+    explicit UnderMpirun(int ranks) {
+        ::setenv("OMPI_MCA_pml", "ob1", 1);
+        const char* asan = std::getenv("ASAN_OPTIONS");
+        saved_asan_ = asan ? std::optional<std::string>(asan) : std::nullopt;
+        ::setenv("ASAN_OPTIONS", ((asan ? std::string(asan) + ":" : "") + "fast_unwind_on_malloc=0").c_str(), 1);
+        remat_launcher() = {"/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "--timeout", "110", "-np",
+                            std::to_string(ranks)};
+    }
+    ~UnderMpirun() {
+        remat_launcher().clear();
+        if (saved_asan_)
+            ::setenv("ASAN_OPTIONS", saved_asan_->c_str(), 1);
+        else
+            ::unsetenv("ASAN_OPTIONS");
+    }
+    UnderMpirun(const UnderMpirun&) = delete;
+    UnderMpirun& operator=(const UnderMpirun&) = delete;
+
+private:
+    std::optional<std::string> saved_asan_;
+};
+
+// Starts $REMAT_BIN with the arguments (through remat_launcher() if set), without waiting for it.
 // Standard input is `in` when given, else this process's.
 inline pid_t start_remat(const std::vector<std::string>& args, const Redirect& out, const Redirect& err,
                          const std::optional<fs::path>& in = std::nullopt) {
-    const char* bin = std::getenv("REMAT_BIN");
-    REQUIRE_MESSAGE(bin != nullptr, "set REMAT_BIN to the built remat binary");
-    std::vector<char*> argv{const_cast<char*>(bin)};
+    const char* remat = std::getenv("REMAT_BIN");
+    REQUIRE_MESSAGE(remat != nullptr, "set REMAT_BIN to the built remat binary");
+    std::vector<char*> argv;
+    for (const auto& a : remat_launcher()) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(const_cast<char*>(remat));
+    const char* bin = argv.front();
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;

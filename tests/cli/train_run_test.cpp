@@ -9,6 +9,7 @@
 #include <sys/inotify.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -288,6 +289,97 @@ TEST_CASE("--precision bf16: checkpointing changes no bit, a killed run resumes 
                              "--validate-every and --checkpoint may change)");
     check_error({"train", model().string(), "--data", text().string(), "--precision", "fp16"},
                 "--precision: unknown precision 'fp16': expected fp32 or bf16");
+}
+
+namespace {
+// run_args with one micro-batch per step: under mpirun -np 2, the two ranks' micro-batches make the
+// reference's --accumulate 2.
+std::vector<std::string> one_per_rank(const std::string& policy, const fs::path& out) {
+    auto args = run_args(policy, out, "4");
+    *std::next(std::find(args.begin(), args.end(), "--accumulate")) = "1";
+    return args;
+}
+
+// The processes `pid` has started (mpirun's ranks).
+std::vector<pid_t> children_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    std::vector<pid_t> out;
+    for (pid_t child; in >> child;) out.push_back(child);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("mpirun -np 2 is bitwise one process with --accumulate 2: dropout, none and blocks, validation split") {
+    for (const char* policy : {"none", "blocks"}) {
+        CAPTURE(policy);
+        const fs::path out = scratch() / ("ranks-" + std::string(policy));
+        auto args = one_per_rank(policy, out);
+        args.insert(args.end(), {"--valid", text().string(), "--validate-every", "12"});
+        Result r;
+        {
+            UnderMpirun two(2);
+            r = run_remat(args);
+        }
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(read_text(out / "model.safetensors") == read_text(reference() / "model.safetensors"));
+        std::vector<std::string> ours = computed(out.string() + ".jsonl"), theirs = computed(reference().string() + ".jsonl");
+        REQUIRE(ours.size() == theirs.size());
+        for (std::size_t i = 0; i < ours.size(); ++i) {  // the reference has no validation: compare the rest
+            auto a = nlohmann::json::parse(ours[i]);
+            a.erase("valid_loss");
+            a.erase("valid_perplexity");
+            CHECK(a.dump() == theirs[i]);
+        }
+        // Rank 0 alone reports: one header, one line per validation.
+        CHECK(r.out.find("training: 24 steps of 2 ranks x 1 x 2 windows of 32 tokens") != std::string::npos);
+        std::size_t validations = 0;
+        for (std::size_t at = 0; (at = r.out.find("validation at step", at)) != std::string::npos; ++at) ++validations;
+        CHECK(validations == 2);
+    }
+    // The validation loss is one process's too.
+    const fs::path single = scratch() / "ranks-valid-single";
+    auto args = run_args("none", single, "4");
+    args.insert(args.end(), {"--valid", text().string(), "--validate-every", "12"});
+    REQUIRE(run_remat(args).code == 0);
+    CHECK(computed(single.string() + ".jsonl") == computed((scratch() / "ranks-none").string() + ".jsonl"));
+}
+
+TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hanging; the resumed run is bitwise") {
+    const fs::path out = scratch() / "ranks-killed";
+    pid_t mpirun = 0;
+    {
+        UnderMpirun two(2);
+        mpirun = spawn_remat(one_per_rank("blocks", out), out);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (log_lines(out.string() + ".jsonl") < 10 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::vector<pid_t> ranks = children_of(mpirun);
+    REQUIRE(ranks.size() == 2);
+    const auto killed_at = std::chrono::steady_clock::now();
+    ::kill(ranks.back(), SIGKILL);
+    const int status = wait_status(mpirun);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+    MESSAGE("mpirun ended " << seconds << " s after a rank was killed");
+    CHECK(seconds < 30);
+    CHECK(((WIFEXITED(status) && WEXITSTATUS(status) != 0) || WIFSIGNALED(status)));
+    CHECK_FALSE(fs::exists(out / "model.safetensors"));
+    {
+        UnderMpirun two(2);
+        auto args = one_per_rank("blocks", out);
+        args.insert(args.end(), {"--resume", out.string()});
+        const Result r = run_remat(args);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+    }
+    check_same_as_reference(out);
+    // The number of ranks is part of the run.
+    auto alone = one_per_rank("blocks", out);
+    alone.insert(alone.end(), {"--resume", (out / "checkpoint-8").string()});
+    check_error(alone, "ranks 1 differs from the run being resumed (2 in " + (out / "checkpoint-8").string() +
+                           "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
+                           "--validate-every and --checkpoint may change)");
 }
 
 TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the latest checkpoints") {

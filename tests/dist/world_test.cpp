@@ -14,17 +14,10 @@
 
 #include "remat/core/random.hpp"
 #include "remat/dist/world.hpp"
+#include "src/dist/openmpi_leaks.hpp"
 #include "tests/support/same_bits.hpp"
 
 using namespace remat;
-
-// Under the sanitizers: OpenMPI's own allocations at MPI_Init and MPI_Finalize (and its libevent
-// thread's) are never freed, and its plugins have no frame pointers (dlclose'd: "<unknown module>"),
-// so matching them needs the slow unwinder. Real leaks elsewhere are still reported.
-extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
-extern "C" const char* __lsan_default_suppressions() {
-    return "leak:ompi_mpi_init\nleak:ompi_mpi_finalize\nleak:event_base_loop\n";
-}
 
 namespace {
 std::optional<dist::World> the_world;
@@ -131,4 +124,19 @@ TEST_CASE("broadcast: rank 0's tensors everywhere") {
     world().broadcast(tensors);
     CHECK(test::same_bits(a, full({3, 5}, 1.0f)));
     CHECK(test::same_bits(b, full({7}, -0.0f)));
+}
+
+TEST_CASE("all_gather and sums of doubles") {
+    const float mine[] = {static_cast<float>(world().rank()), 0.5f};
+    const std::vector<float> all = world().all_gather(mine);
+    REQUIRE(all.size() == 2 * world().size());
+    for (std::size_t r = 0; r < world().size(); ++r) {
+        CHECK(all[2 * r] == static_cast<float>(r));
+        CHECK(all[2 * r + 1] == 0.5f);
+    }
+    // One non-zero contributor per element: every rank ends with exactly that value.
+    std::vector<double> values(5, 0.0);
+    for (std::size_t i = world().rank(); i < values.size(); i += world().size()) values[i] = 1.0 / 3.0 + static_cast<double>(i);
+    world().sum_in_rank_order(std::span<double>(values));
+    for (std::size_t i = 0; i < values.size(); ++i) CHECK(values[i] == 1.0 / 3.0 + static_cast<double>(i));
 }

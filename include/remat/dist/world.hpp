@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "remat/core/tensor.hpp"
 
@@ -46,7 +47,10 @@ public:
     // values ← Σ over ranks, element by element in rank order starting from +0; the same bits on
     // every rank. Every rank must pass the same number of values.
     void sum_in_rank_order(std::span<float> values) const;
+    void sum_in_rank_order(std::span<double> values) const;
     double sum_in_rank_order(double value) const;
+    // Every rank's `mine` (the same count on each), concatenated in rank order, on every rank.
+    std::vector<float> all_gather(std::span<const float> mine) const;
     void barrier() const;
 
     // Ends every rank of the job with `code` (non-zero), after printing `why` on stderr.

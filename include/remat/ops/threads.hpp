@@ -11,7 +11,8 @@
 namespace remat::ops {
 
 // Threads used by remat's kernels, the caller included. Default: REMAT_NUM_THREADS if set, else
-// the number of hardware threads.
+// the number of CPUs the process may run on (its affinity: one per rank under mpirun's default
+// binding), else the number of hardware threads.
 std::size_t num_threads();
 // 1 runs every kernel on the calling thread. Call it while no kernel is running.
 void set_num_threads(std::size_t n);

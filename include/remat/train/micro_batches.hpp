@@ -28,6 +28,8 @@ namespace remat::train {
 struct StepGradient {
     // The micro-batches' mean losses averaged (in double, rounded once): the step's loss.
     float loss = 0;
+    // Each micro-batch's mean loss, in order.
+    std::vector<float> losses;
     // One per parameter, in the order given to MicroBatches; null for a frozen parameter or one
     // the loss does not reach. Valid until the next run() or the tape's next zero_grad().
     std::vector<Tensor*> grads;
@@ -38,17 +40,20 @@ public:
     explicit MicroBatches(std::vector<Param*> params) : params_(std::move(params)) {}
 
     // loss(j) records micro-batch j's mean loss on `tape` (made the current backend here) and
-    // returns it as a one-element Var.
+    // returns it as a one-element Var. `mean_over` is how many micro-batches the step's mean loss
+    // averages, k unless other processes compute the rest (data parallel: k per rank, N·k in all);
+    // each G_j is the gradient of (its mean loss)/mean_over.
     template <class Loss>
-    StepGradient run(ad::Tape& tape, std::size_t k, Loss&& loss) {
+    StepGradient run(ad::Tape& tape, std::size_t k, Loss&& loss, std::size_t mean_over = 0) {
         ad::UseBackend use(tape);
+        if (mean_over == 0) mean_over = k;
         std::vector<float> losses;
         for (std::size_t j = 0; j < k; ++j) {
             tape.zero_grad();  // G_j into zeroed buffers
             {
                 Var l = loss(j);
                 losses.push_back(l.item());
-                tape.backward(k == 1 ? l : l * (1.0f / static_cast<float>(k)));
+                tape.backward(mean_over == 1 ? l : l * (1.0f / static_cast<float>(mean_over)));
             }
             if (k > 1) add_to_sum(tape, j);
         }
