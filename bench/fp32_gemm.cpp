@@ -26,25 +26,18 @@ struct Shape {
     std::size_t M, N, K;
 };
 
-// As remat's bf16 path runs oneDNN: one OpenMP thread per pool band, bands of whole rows (dense
-// operands), a transposed A copied into rows first.
+// As remat's bf16 path runs oneDNN — one OpenMP thread per pool band, bands of whole rows — except
+// that a transposed A is passed as it is stored (strides), which suits oneDNN's fp32 kernels.
 void onednn_f32(const Shape& s, const float* A, const float* B, float* C) {
     static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    std::vector<float> rows;
-    if (s.ta) {  // A stored (K, M)
-        rows.resize(s.M * s.K);
-        for (std::size_t k = 0; k < s.K; ++k)
-            for (std::size_t m = 0; m < s.M; ++m) rows[m * s.K + k] = A[k * s.M + m];
-        A = rows.data();
-    }
-    const std::size_t ldb = s.tb ? s.K : s.N;
+    const std::size_t lda = s.ta ? s.M : s.K, ldb = s.tb ? s.K : s.N;
     const Bands bands = bands_for(s.M, s.N, s.K, true);
     for_each_band(bands, [&](std::size_t begin, std::size_t end) {
         const int saved = omp_get_max_threads();
         omp_set_num_threads(1);
         const auto d = [](std::size_t n) { return static_cast<dnnl::memory::dim>(n); };
         const std::size_t m = bands.by_rows ? end - begin : s.M, n = bands.by_rows ? s.N : end - begin;
-        const dnnl::memory::desc a({d(m), d(s.K)}, dnnl::memory::data_type::f32, dims{d(s.K), 1});
+        const dnnl::memory::desc a({d(m), d(s.K)}, dnnl::memory::data_type::f32, s.ta ? dims{1, d(lda)} : dims{d(lda), 1});
         const dnnl::memory::desc b({d(s.K), d(n)}, dnnl::memory::data_type::f32, s.tb ? dims{1, d(ldb)} : dims{d(ldb), 1});
         const dnnl::memory::desc c({d(m), d(n)}, dnnl::memory::data_type::f32, dims{d(s.N), 1});
         dnnl::primitive_attr attr;
@@ -53,7 +46,7 @@ void onednn_f32(const Shape& s, const float* A, const float* B, float* C) {
         thread_local std::vector<std::uint8_t> scratch;
         scratch.resize(std::max(scratch.size(), pd.scratchpad_desc().get_size()));
         thread_local dnnl::stream stream(engine);
-        const float* a0 = bands.by_rows ? A + begin * s.K : A;
+        const float* a0 = !bands.by_rows ? A : (s.ta ? A + begin : A + begin * lda);
         const float* b0 = bands.by_rows ? B : (s.tb ? B + begin * ldb : B + begin);
         float* c0 = bands.by_rows ? C + begin * s.N : C + begin;
         dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, dnnl::memory(a, engine, const_cast<float*>(a0))},
