@@ -64,6 +64,7 @@ void RunLog::write(const StepRecord& r) {
                                 {"grad_norm", shortest(r.grad_norm)},
                                 {"tokens_per_second", r.tokens_per_second},
                                 {"peak_activation_bytes", r.peak_activation_bytes}};
+    if (r.communication_seconds) j["communication_seconds"] = number(*r.communication_seconds);
     if (r.valid_loss) {
         j["valid_loss"] = number(*r.valid_loss);
         j["valid_perplexity"] = number(std::exp(*r.valid_loss));

@@ -16,6 +16,7 @@ struct StepRecord {
     double tokens_per_second = 0;
     std::size_t peak_activation_bytes = 0;
     std::optional<double> valid_loss;  // where validation ran after this step
+    std::optional<double> communication_seconds;  // data parallel: summing the gradients and losses over ranks
 };
 
 class RunLog {

@@ -438,13 +438,16 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         }, micro_batches);
         for (; drawn < micro_batches; ++drawn) stream.skip(batch, state);
         autocast.reset();
+        std::optional<double> communication;
         if (ranks > 1) {  // G = G_0 + G_1 + … over the ranks' micro-batches, in order; the loss over all of them
+            const auto communication_start = Clock::now();
             for (Tensor* grad : g.grads)
                 if (grad) world.sum_in_rank_order(std::span<float>(grad->data(), grad->size()));
             const std::vector<float> losses = world.all_gather(g.losses);
             double sum = 0;
             for (float l : losses) sum += l;
             g.loss = static_cast<float>(sum / static_cast<double>(losses.size()));
+            communication = since(communication_start);
         }
         const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
@@ -471,7 +474,8 @@ int train_in(const dist::World& world, const TrainOptions& o) {
                           .grad_norm = norm,
                           .tokens_per_second = static_cast<double>(per_step * seq) / seconds,
                           .peak_activation_bytes = peak.peak_above_baseline(),
-                          .valid_loss = std::nullopt};
+                          .valid_loss = std::nullopt,
+                          .communication_seconds = communication};
         const double done = static_cast<double>(step - first_step);
         progress.update(static_cast<std::size_t>(step),
                         status(step, total, record.epoch, g.loss, lr, done * static_cast<double>(per_step * seq) / elapsed,
