@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "tests/cli/run_remat.hpp"
@@ -380,6 +381,39 @@ TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hangin
     check_error(alone, "ranks 1 differs from the run being resumed (2 in " + (out / "checkpoint-8").string() +
                            "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
                            "--validate-every and --checkpoint may change)");
+}
+
+TEST_CASE("mpirun -np 2 with --accumulate 2 each: one process's --accumulate 4 to float rounding (the sum is grouped by rank)") {
+    auto args_with = [&](const fs::path& out, const std::string& accumulate) {
+        auto args = run_args("none", out, "100");
+        *std::next(std::find(args.begin(), args.end(), "--accumulate")) = accumulate;
+        return args;
+    };
+    const fs::path four = scratch() / "accumulate-4", two_by_two = scratch() / "ranks-accumulate-2";
+    REQUIRE(run_remat(args_with(four, "4")).code == 0);
+    {
+        UnderMpirun two(2);
+        const Result r = run_remat(args_with(two_by_two, "2"));
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+    }
+    std::vector<nlohmann::json> one, two;
+    for (const auto& [log, rows] : {std::pair{four, &one}, std::pair{two_by_two, &two}}) {
+        std::stringstream in(read_text(log.string() + ".jsonl"));
+        for (std::string line; std::getline(in, line);) rows->push_back(nlohmann::json::parse(line));
+    }
+    REQUIRE(one.size() == 24);
+    REQUIRE(two.size() == 24);
+    // The first step's loss is the same number; its gradient differs by rounding only.
+    CHECK(one[0]["loss"].get<double>() == two[0]["loss"].get<double>());
+    const double norm = one[0]["grad_norm"].get<double>();
+    const double first = std::abs(norm - two[0]["grad_norm"].get<double>()) / norm;
+    double losses = 0;
+    for (std::size_t i = 0; i < 24; ++i)
+        losses = std::max(losses, std::abs(one[i]["loss"].get<double>() - two[i]["loss"].get<double>()) / one[i]["loss"].get<double>());
+    MESSAGE("step 1's gradient norm differs by " << first << " (relative); the 24 steps' losses by at most " << losses);
+    CHECK(first < 1e-6);
+    CHECK(losses < 1e-4);
 }
 
 TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the latest checkpoints") {
