@@ -528,10 +528,10 @@ int train(const TrainOptions& o) {
     try {
         return train_in(world, o);
     } catch (const std::bad_alloc&) {
-        if (world.uses_mpi()) world.abort("out of memory");  // the other ranks would wait for this one forever
+        if (world.uses_mpi()) world.abort("out of memory", exit_failure);  // the other ranks would wait for this one forever
         throw;
     } catch (const std::exception& e) {
-        if (world.uses_mpi()) world.abort(e.what());
+        if (world.uses_mpi()) world.abort(e.what(), exit_failure);
         throw;
     }
 }

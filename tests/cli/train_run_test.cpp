@@ -72,6 +72,7 @@ std::vector<std::string> computed(const fs::path& log) {
         auto j = nlohmann::json::parse(line);
         j.erase("tokens_per_second");
         j.erase("peak_activation_bytes");
+        j.erase("communication_seconds");  // data parallel runs' timing
         out.push_back(j.dump());
     }
     return out;
@@ -346,12 +347,22 @@ TEST_CASE("mpirun -np 2 is bitwise one process with --accumulate 2: dropout, non
     CHECK(computed(single.string() + ".jsonl") == computed((scratch() / "ranks-none").string() + ".jsonl"));
 }
 
+TEST_CASE("mpirun -np 2: an error ends every rank with exit code 2 and says which rank saw it") {
+    const std::string folder = model().string();  // made by one process, before mpirun
+    UnderMpirun two(2);
+    const Result r = run_remat({"train", folder, "--data", (scratch() / "missing.txt").string(), "--steps", "2"});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("error: rank 0: " + (scratch() / "missing.txt").string() + ": no such file or folder\n") != std::string::npos);
+}
+
 TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hanging; the resumed run is bitwise") {
     const fs::path out = scratch() / "ranks-killed";
     pid_t mpirun = 0;
+    const auto args = one_per_rank("blocks", out);  // the model made by one process, before mpirun
     {
         UnderMpirun two(2);
-        mpirun = spawn_remat(one_per_rank("blocks", out), out);
+        mpirun = spawn_remat(args, out);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (log_lines(out.string() + ".jsonl") < 10 && std::chrono::steady_clock::now() < deadline)
@@ -367,10 +378,10 @@ TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hangin
     CHECK(((WIFEXITED(status) && WEXITSTATUS(status) != 0) || WIFSIGNALED(status)));
     CHECK_FALSE(fs::exists(out / "model.safetensors"));
     {
+        auto resume = args;
+        resume.insert(resume.end(), {"--resume", out.string()});
         UnderMpirun two(2);
-        auto args = one_per_rank("blocks", out);
-        args.insert(args.end(), {"--resume", out.string()});
-        const Result r = run_remat(args);
+        const Result r = run_remat(resume);
         CAPTURE(r.err);
         REQUIRE(r.code == 0);
     }
@@ -392,8 +403,9 @@ TEST_CASE("mpirun -np 2 with --accumulate 2 each: one process's --accumulate 4 t
     const fs::path four = scratch() / "accumulate-4", two_by_two = scratch() / "ranks-accumulate-2";
     REQUIRE(run_remat(args_with(four, "4")).code == 0);
     {
+        const auto args = args_with(two_by_two, "2");
         UnderMpirun two(2);
-        const Result r = run_remat(args_with(two_by_two, "2"));
+        const Result r = run_remat(args);
         CAPTURE(r.err);
         REQUIRE(r.code == 0);
     }
