@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -51,7 +53,13 @@ World::~World() {
 void World::abort(const std::string& why, int code) const {
     std::fprintf(stderr, "error: %s%s\n", size_ > 1 ? ("rank " + std::to_string(rank_) + ": ").c_str() : "", why.c_str());
     std::fflush(stderr);
-    if (mpi_) MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
+    if (mpi_) {
+        // An error every rank meets (a missing file) has them all abort at once, and OpenMPI 4.1.4's
+        // mpirun once crashed (SIGSEGV) merging their abort notices: the other ranks give rank 0 half
+        // a second to end the job first.
+        if (rank_ != 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
+    }
     std::exit(code ? code : 1);
 }
 
