@@ -29,8 +29,9 @@ public:
     // Joins MPI's world when launched by mpirun (MPI_Init_thread, funneled: only the thread that made
     // the World calls MPI), else a world of one. At most one World per process.
     World();
-    // Leaves MPI cleanly. While an exception is unwinding it aborts the whole job instead (a rank
-    // that finalizes while another waits for it would hang them both).
+    // Leaves MPI cleanly. While an exception is unwinding it ends the process with exit code 1
+    // instead, without finalizing (a rank that finalizes while another waits for it would hang them
+    // both); mpirun then stops the other ranks.
     ~World();
     World(const World&) = delete;
     World& operator=(const World&) = delete;
@@ -53,10 +54,13 @@ public:
     std::vector<float> all_gather(std::span<const float> mine) const;
     void barrier() const;
 
-    // Ends every rank of the job with `code` (non-zero), after printing `why` on stderr.
+    // Prints "error: [rank R: ]why" on stderr and ends this process with `code` (non-zero) without
+    // finalizing MPI; mpirun then stops every other rank and exits non-zero.
     [[noreturn]] void abort(const std::string& why, int code = 1) const;
 
 private:
+    [[noreturn]] void end_job(int code) const;
+
     std::size_t rank_ = 0, size_ = 1;
     bool mpi_ = false;
     int uncaught_ = 0;
