@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -21,6 +19,15 @@ namespace {
 constexpr std::size_t piece = std::size_t{1} << 28;
 
 int as_count(std::size_t n) { return static_cast<int>(n); }
+
+// Ends the job, naming `what`, unless every rank passes the same count (a mismatch would otherwise
+// hang or mix the ranks' collectives).
+void check_same_count(const World& world, std::size_t n, const char* what) {
+    unsigned long long counts[2] = {n, ~static_cast<unsigned long long>(n)};  // max of n and of ~n: min and max
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (counts[0] != n || ~counts[1] != n)
+        world.abort(std::string(what) + ": " + std::to_string(n) + " values here, another rank has a different number");
+}
 
 // Slice s of n values over N ranks: [n·s/N, n·(s+1)/N), owned (summed) by rank s. Fixed by n and N.
 std::size_t slice_start(std::size_t n, std::size_t ranks, std::size_t s) { return n * s / ranks; }
@@ -96,11 +103,7 @@ void ordered_sum(const World& world, std::span<T> values) {
         for (T& v : values) v = T(0) + v;  // as N ranks start every sum: −0 becomes +0
         return;
     }
-    unsigned long long counts[2] = {values.size(), ~static_cast<unsigned long long>(values.size())};
-    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    if (counts[0] != values.size() || ~counts[1] != values.size())
-        world.abort("dist::World::sum_in_rank_order: " + std::to_string(values.size()) +
-                    " values here, another rank has a different number");
+    check_same_count(world, values.size(), "dist::World::sum_in_rank_order");
     std::vector<int> send_counts(N), send_starts(N), receive_counts(N), receive_starts(N);
     std::vector<T> parts;
     for (std::size_t at = 0; at < values.size(); at += piece) {
@@ -133,10 +136,7 @@ void World::sum_in_rank_order(std::span<double> values) const { ordered_sum(*thi
 
 std::vector<float> World::all_gather(std::span<const float> mine) const {
     if (size_ == 1) return {mine.begin(), mine.end()};
-    unsigned long long counts[2] = {mine.size(), ~static_cast<unsigned long long>(mine.size())};
-    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    if (counts[0] != mine.size() || ~counts[1] != mine.size())
-        abort("dist::World::all_gather: " + std::to_string(mine.size()) + " values here, another rank has a different number");
+    check_same_count(*this, mine.size(), "dist::World::all_gather");
     std::vector<float> all(mine.size() * size_);
     MPI_Allgather(mine.data(), as_count(mine.size()), MPI_FLOAT, all.data(), as_count(mine.size()), MPI_FLOAT,
                   MPI_COMM_WORLD);
