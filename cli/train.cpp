@@ -29,6 +29,7 @@
 #include "remat/data/corpus.hpp"
 #include "remat/data/epoch_order.hpp"
 #include "remat/data/masking.hpp"
+#include "remat/dist/gradient_reducer.hpp"
 #include "remat/dist/world.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/train/micro_batches.hpp"
@@ -390,6 +391,11 @@ int train_in(const dist::World& world, const TrainOptions& o) {
 
     catch_interrupts();
     train::MicroBatches micro(model->parameters());
+    // Data parallel: gradients summed across ranks in buckets, during backward unless asked otherwise.
+    std::optional<dist::GradientReducer> reducer;
+    if (ranks > 1) reducer.emplace(world, model->parameters(), o.bucket_bytes);
+    const train::GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
+                                                   .progress = [&] { reducer->progress(); }};
     WindowStream stream(corpus, run, o.seed);
     const std::int64_t first_step = state.step;
     Progress progress(stdout, static_cast<std::size_t>(total),
@@ -435,14 +441,15 @@ int train_in(const dist::World& world, const TrainOptions& o) {
             else
                 last_batch = in.input_ids;
             return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
-        }, micro_batches);
+        }, micro_batches, reducer && o.sum_during_backward ? &sum_during_backward : nullptr);
         for (; drawn < micro_batches; ++drawn) stream.skip(batch, state);
         autocast.reset();
         std::optional<double> communication;
         if (ranks > 1) {  // G = G_0 + G_1 + … over the ranks' micro-batches, in order; the loss over all of them
-            const auto communication_start = Clock::now();
-            for (Tensor* grad : g.grads)
-                if (grad) world.sum_in_rank_order(std::span<float>(grad->data(), grad->size()));
+            const auto communication_start = Clock::now();  // what backward did not hide
+            if (!o.sum_during_backward)
+                for (std::size_t i = 0; i < g.grads.size(); ++i) reducer->ready(i, g.grads[i]);
+            g.grads = reducer->finish();
             const std::vector<float> losses = world.all_gather(g.losses);
             double sum = 0;
             for (float l : losses) sum += l;
@@ -540,7 +547,8 @@ namespace {
 struct TrainFlags {
     TrainOptions options;
     std::string dir, data, valid, save, resume, log;
-    Text precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
+    std::string gradient_sum = "during-backward";
+    Text bucket_size, precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
         weight_decay, clip, seed, log_every;
 };
 }  // namespace
@@ -573,6 +581,11 @@ Command add_train_command(CLI::App& remat) {
     add(command, "--clip", f->clip, "Clip the global gradient norm to this; 0: no clipping (default: 1)", "NORM");
     add(command, "--seed", f->seed, "Seed of the windows' order and the dropout masks (default: 0)", "S");
     add_precision(command, f->precision, "the steps' and validation's projections and LM head");
+    command->add_option("--gradient-sum", f->gradient_sum,
+                        "Under mpirun: sum gradients across ranks during-backward (overlapped, in buckets) or after-backward "
+                        "(the same bits; default: during-backward)")
+        ->type_name("WHEN");
+    add(command, "--bucket-size", f->bucket_size, "Under mpirun: how many gradients each of those sums takes, as a size (default: 25MiB)", "SIZE");
     command->add_option("--checkpoint", f->options.checkpoint,
                         "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (the fastest plan whose "
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
@@ -589,6 +602,8 @@ Command add_train_command(CLI::App& remat) {
         "from --seed and the epoch. A causal LM minimises the mean next-token cross-entropy; a masked LM\n"
         "([CLS] + T-2 tokens + [SEP]) HF's masked-LM loss on 15 % of the tokens, masked 80/10/10.\n"
         "A resumed run is bitwise identical to an uninterrupted one. SIGINT or SIGTERM saves and stops.\n"
+        "Started by mpirun -np N: data parallel, each rank one (or --accumulate) micro-batch of every step,\n"
+        "bitwise what one process with --accumulate N computes (docs/distributed.md).\n"
         "\n" + trainable_lms() + "\n"
         "Example:\n"
         "  remat train tiny --data book.tok --valid book.tok.valid --epochs 2 --batch 8 --seq 128 --accumulate 2 \\\n"
@@ -602,6 +617,17 @@ Command add_train_command(CLI::App& remat) {
                 if (!f->resume.empty()) o.resume = f->resume;
                 if (!f->log.empty()) o.log = f->log;
                 o.precision = precision_of(f->precision);
+                if (f->gradient_sum != "during-backward" && f->gradient_sum != "after-backward")
+                    throw Failure("--gradient-sum: expected during-backward or after-backward, got '" + f->gradient_sum + "'");
+                o.sum_during_backward = f->gradient_sum == "during-backward";
+                if (f->bucket_size.given()) {
+                    try {
+                        o.bucket_bytes = parse_memory_size(f->bucket_size.value);
+                    } catch (const Error& e) {
+                        throw Failure("--bucket-size: " + e.message());
+                    }
+                    if (o.bucket_bytes < sizeof(float)) throw Failure("--bucket-size: " + f->bucket_size.value + " holds no gradient; give at least 4B");
+                }
                 o.steps = count_if_given("--steps", f->steps, 1);
                 o.epochs = count_if_given("--epochs", f->epochs, 1);
                 if (f->batch.given()) o.batch = parse_count("--batch", f->batch.value, 1);

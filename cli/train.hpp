@@ -30,6 +30,10 @@ struct TrainOptions {
     std::uint64_t seed = 0;                  // windows' order and dropout
     std::optional<std::int64_t> log_every;   // plain-line interval off a terminal; default: about 20 lines
     Precision precision = Precision::fp32;   // of the steps' and validation's products (docs/precision.md)
+    // Under mpirun: sum each gradient bucket across ranks while backward still runs (false: after
+    // it; the same bits, for measuring what the overlap hides).
+    bool sum_during_backward = true;
+    std::size_t bucket_bytes = std::size_t{25} << 20;  // gradients per bucket of that sum
 };
 
 int train(const TrainOptions& options);

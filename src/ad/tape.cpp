@@ -1,5 +1,6 @@
 #include "remat/ad/tape.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -155,7 +156,10 @@ void Tape::check_current(const Var& v, const char* what) const {
 Var Tape::leaf(const Tensor& tensor) { return shared_leaf(borrow(tensor)); }
 
 Var Tape::shared_leaf(std::shared_ptr<const Tensor> tensor) {
-    if (!recording()) return Var(std::move(tensor));
+    if (!recording()) {
+        if (checkpoint_forward_depth_ > 0 && regions_.back().leaves) regions_.back().leaves->push_back(tensor.get());
+        return Var(std::move(tensor));
+    }
     auto [it, inserted] = leaf_slots_.try_emplace(tensor.get(), -1);
     if (inserted) it->second = new_slot(tensor->shape(), tensor.get(), -1);
     const std::int64_t slot = it->second;
@@ -194,7 +198,7 @@ Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
     node.keep = keep;
     Var out;
     {
-        regions_.push_back(Region{keep, &node.kept});
+        regions_.push_back(Region{keep, &node.kept, 0, false, &node.region_leaves});
         OnExit pop{[this] { regions_.pop_back(); }};
         if (checkpoint_check_) {
             // Record the forward only to note what it does, then drop it. Nothing is freed meanwhile,
@@ -207,6 +211,7 @@ Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
             }};
             out = f(inputs);
             node.signature = signature_since(node_mark);
+            node.region_leaves = leaves_read_since(node_mark);
             node.signature.emplace_back(OpKind::checkpoint, out.shape());  // marks "checked"
             out = Var(out.shared_value());
         } else {
@@ -215,6 +220,11 @@ Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
             out = f(inputs);
         }
     }
+    for (const Var& v : inputs)  // an input that is a leaf is read again by the recomputation
+        if (v.requires_grad())
+            if (const Tensor* key = slots_[static_cast<std::size_t>(v.slot())].leaf_key) node.region_leaves.push_back(key);
+    std::sort(node.region_leaves.begin(), node.region_leaves.end());
+    node.region_leaves.erase(std::unique(node.region_leaves.begin(), node.region_leaves.end()), node.region_leaves.end());
     // Recorded even when no input requires gradient: the region's parameters do.
     // Its inputs' Vars, kept in the node, keep them reachable.
     node.output = new_slot(out.shape(), nullptr, static_cast<std::int64_t>(nodes_.size()));
@@ -245,6 +255,45 @@ std::vector<std::pair<OpKind, Shape>> Tape::signature_since(std::size_t first_no
     return signature;
 }
 
+// The leaves node n reads: its recorded inputs, and for a checkpoint those its region reads.
+void Tape::add_leaves_read_by(std::size_t n, std::vector<const Tensor*>& leaves) const {
+    for (std::int64_t in : nodes_[n].inputs)
+        if (in >= 0)
+            if (const Tensor* key = slots_[static_cast<std::size_t>(in)].leaf_key) leaves.push_back(key);
+    leaves.insert(leaves.end(), nodes_[n].region_leaves.begin(), nodes_[n].region_leaves.end());
+}
+
+std::vector<const Tensor*> Tape::leaves_read_since(std::size_t first_node) const {
+    std::vector<const Tensor*> leaves;
+    for (std::size_t n = first_node; n < nodes_.size(); ++n) add_leaves_read_by(n, leaves);
+    return leaves;
+}
+
+// Backward hooks: each leaf's uses among the nodes from first_node on, which backward has yet to run.
+void Tape::count_leaf_uses(std::size_t first_node) {
+    if (!hooks_.leaf_final) return;
+    for (const Tensor* leaf : leaves_read_since(first_node)) ++pending_uses_[leaf];
+}
+
+// Node n has been backpropagated: its leaves have one use fewer; those with none left are final.
+void Tape::finish_leaf_uses(std::size_t n) {
+    if (hooks_.progress) hooks_.progress();
+    if (!hooks_.leaf_final) return;
+    leaves_scratch_.clear();
+    add_leaves_read_by(n, leaves_scratch_);
+    one_use_less(leaves_scratch_);
+}
+
+void Tape::one_use_less(const std::vector<const Tensor*>& leaves) {
+    for (const Tensor* leaf : leaves) {
+        auto it = pending_uses_.find(leaf);
+        if (it != pending_uses_.end() && --it->second == 0) {
+            pending_uses_.erase(it);
+            hooks_.leaf_final(*leaf);
+        }
+    }
+}
+
 void Tape::backward(const Var& loss) {
     check_current(loss, "backward");
     if (loss.size() != 1)
@@ -259,6 +308,8 @@ void Tape::backward(const Var& loss) {
     if (!loss.requires_grad()) return;  // nothing recorded depends on a leaf
     Tensor* seed = gradient_buffer(loss.slot());
     seed->data()[0] += 1.0f;
+    pending_uses_.clear();
+    count_leaf_uses(0);
     backward_from(0);
 }
 
@@ -270,6 +321,7 @@ void Tape::backward_from(std::size_t first_node) {
             else
                 run_pullback(n);
         }
+        finish_leaf_uses(n);
         release(n);
     }
 }
@@ -339,6 +391,12 @@ void Tape::recompute(std::size_t n) {
     } else {  // the region returned a value from outside it
         add_into(*gradient_buffer(y.slot()), *slots_[static_cast<std::size_t>(out_slot)].grad);
     }
+    count_leaf_uses(node_mark);
+    if (hooks_.leaf_final) {  // the region's uses pass to the ops it recorded: its leaves are final once those are done
+        const std::vector<const Tensor*> leaves = std::move(nodes_[n].region_leaves);
+        nodes_[n].region_leaves.clear();
+        one_use_less(leaves);
+    }
     backward_from(node_mark);
 }
 
@@ -348,6 +406,7 @@ void Tape::release(std::size_t n) {
     node.checkpoint = nullptr;
     node.checkpoint_inputs.clear();
     node.kept.clear();
+    node.region_leaves.clear();
     slots_[static_cast<std::size_t>(node.output)].grad.reset();
 }
 

@@ -291,6 +291,11 @@ TEST_CASE("--precision bf16: checkpointing changes no bit, a killed run resumes 
                              "--validate-every and --checkpoint may change)");
     check_error({"train", model().string(), "--data", text().string(), "--precision", "fp16"},
                 "--precision: unknown precision 'fp16': expected fp32 or bf16");
+    check_error({"train", model().string(), "--data", text().string(), "--gradient-sum", "later"},
+                "--gradient-sum: expected during-backward or after-backward, got 'later'");
+    check_error({"train", model().string(), "--data", text().string(), "--bucket-size", "lots"},
+                "--bucket-size: memory size \"lots\": no number (expected a number and a unit: B, KB, MB, GB, TB or KiB, "
+                "MiB, GiB, TiB, as in 11GB or 4.5GiB)");
 }
 
 namespace {
@@ -345,6 +350,26 @@ TEST_CASE("mpirun -np 2 is bitwise one process with --accumulate 2: dropout, non
     args.insert(args.end(), {"--valid", text().string(), "--validate-every", "12"});
     REQUIRE(run_remat(args).code == 0);
     CHECK(computed(single.string() + ".jsonl") == computed((scratch() / "ranks-none").string() + ".jsonl"));
+}
+
+TEST_CASE("mpirun -np 2: small buckets summed during backward, or the sum after it: the same bits") {
+    // The test model's gradients fit one 25MiB bucket; 4KB makes dozens, which start while backward runs.
+    for (const std::vector<std::string>& how : {std::vector<std::string>{"--bucket-size", "4KB"},
+                                                std::vector<std::string>{"--gradient-sum", "after-backward", "--bucket-size", "1KB"}}) {
+        CAPTURE(how[1]);
+        const fs::path out = scratch() / ("ranks-buckets-" + how[1]);
+        auto args = one_per_rank("blocks", out);
+        args.insert(args.end(), how.begin(), how.end());
+        Result r;
+        {
+            UnderMpirun two(2);
+            r = run_remat(args);
+        }
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(read_text(out / "model.safetensors") == read_text(reference() / "model.safetensors"));
+        CHECK(computed(out.string() + ".jsonl") == computed(reference().string() + ".jsonl"));
+    }
 }
 
 TEST_CASE("mpirun -np 2: an error ends every rank with exit code 2 and says which rank saw it") {

@@ -15,13 +15,19 @@
 #include "remat/core/random.hpp"
 #include "remat/dist/world.hpp"
 #include "src/dist/openmpi_leaks.hpp"
+#include "tests/dist/the_world.hpp"
 #include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::world;
 
 namespace {
 std::optional<dist::World> the_world;
-const dist::World& world() { return *the_world; }
+}  // namespace
+
+const dist::World& test::world() { return *the_world; }
+
+namespace {
 
 // Rank r's contribution: n floats, magnitudes 2^±20, with −0 and +0 planted.
 std::vector<float> contribution(std::size_t rank, std::size_t n) {

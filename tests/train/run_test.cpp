@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <xtensor/xview.hpp>
 
 #include "models/gpt2/gpt2.hpp"
+#include "remat/checkpoint.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/train/run_folders.hpp"
@@ -65,7 +67,8 @@ TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} o
             return model.loss(model(batches[j]), batches[j]);
         });
         for (std::size_t i = 0; i < params.size(); ++i) {
-            Tensor expected = parts[0][i];
+            Tensor expected = zeros(parts[0][i].shape());  // +0 + G_0 + …: a −0 in G_0 becomes +0
+            expected += parts[0][i];
             expected += parts[1][i];
             expected += parts[2][i];
             CHECK(test::same_bits(*g.grads[i], expected));
@@ -77,6 +80,61 @@ TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} o
         });
         for (std::size_t i = 0; i < params.size(); ++i) CHECK(test::same_bits(*again.grads[i], *g.grads[i]));
     }
+}
+
+TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, already final, during backward") {
+    const IdTensor batches[] = {window_batch(0, 2, 8), window_batch(1, 2, 8), window_batch(2, 2, 8)};
+    auto check = [&](auto model, const char* policy, const std::shared_ptr<Generator>& rng) {
+        CAPTURE(policy);
+        auto params = tree::parameters(model);
+        params[1]->frozen = true;  // a frozen parameter is never reported
+        ad::Tape tape;
+        train::MicroBatches micro(params);
+        for (std::size_t k : {std::size_t{1}, std::size_t{3}}) {
+            CAPTURE(k);
+            auto loss = [&](std::size_t j) {
+                rng->seed(100 + j);
+                return model.loss(model(batches[j]), batches[j]);
+            };
+            std::vector<Tensor> expected;
+            for (Tensor* g : micro.run(tape, k, loss).grads) expected.push_back(g ? *g : Tensor());
+
+            std::vector<std::optional<Tensor>> seen(params.size());
+            std::vector<std::size_t> at(params.size(), 0), times(params.size(), 0);
+            std::size_t ops_done = 0;
+            const train::GradientWatch watch{.final = [&](std::size_t i, Tensor* g) {
+                                                 ++times[i];
+                                                 at[i] = ops_done;
+                                                 seen[i] = g ? std::optional(*g) : std::nullopt;
+                                             },
+                                             .progress = [&] { ++ops_done; }};
+            const auto g = micro.run(tape, k, loss, 0, &watch);
+            std::size_t early = 0;
+            for (std::size_t i = 0; i < params.size(); ++i) {
+                CAPTURE(i);
+                if (params[i]->frozen) {
+                    CHECK(times[i] == 0);
+                    CHECK(g.grads[i] == nullptr);
+                    continue;
+                }
+                CHECK(times[i] == 1);
+                REQUIRE(seen[i]);
+                REQUIRE(g.grads[i]);
+                CHECK(test::same_bits(*seen[i], *g.grads[i]));  // final when reported
+                CHECK(test::same_bits(*g.grads[i], expected[i]));  // and the same gradient as unwatched
+                early += at[i] * 2 < ops_done;
+            }
+            MESSAGE(early << " of " << params.size() << " reported in the first half of the last backward");
+            CHECK(early * 3 > params.size());  // the later blocks' parameters, in the first half of backward
+        }
+    };
+    Generator init(1);
+    auto rng = std::make_shared<Generator>(9);
+    check(gpt2::create(test::tiny_gpt2(3, 0.1), init, rng), "none", rng);
+    Generator init2(1);
+    check(set_checkpointing(gpt2::create(test::tiny_gpt2(3, 0.1), init2, rng), Policy::blocks()), "blocks", rng);
+    Generator init3(1);
+    check(set_checkpointing(gpt2::create(test::tiny_gpt2(3, 0.1), init3, rng), Policy::parse("selective")), "selective", rng);
 }
 
 TEST_CASE("MicroBatches: K micro-batches of B windows against one batch of B·K, dropout off: float rounding") {

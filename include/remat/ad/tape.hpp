@@ -10,6 +10,7 @@
 // recomputes its region onto the *end* of this same tape, bound to the original input slots,
 // backpropagates over the appended nodes and truncates them again, so the order of every gradient
 // accumulation — and therefore every bit — matches the unwrapped model.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -54,6 +55,18 @@ public:
     void zero_grad();
     // Frees every accumulated gradient.
     void clear_grads();
+
+    // Watches the next backward() calls (data parallel: summing each gradient across processes
+    // while backward goes on). leaf_final(t) is called as soon as leaf tensor t's gradient has had
+    // every contribution of this backward — after the last recorded op reading t, or the last
+    // checkpointed region whose forward read it, has been backpropagated (the gradient may be
+    // absent: grad(t) == nullptr); leaves the recording never read are not reported. progress() is
+    // called after each recorded op's backward. Either may be empty; BackwardHooks{} stops watching.
+    struct BackwardHooks {
+        std::function<void(const Tensor& leaf)> leaf_final;
+        std::function<void()> progress;
+    };
+    void set_backward_hooks(BackwardHooks hooks) { hooks_ = std::move(hooks); }
     // Discards what has been recorded (e.g. after a forward pass whose result is not needed).
     void reset();
 
@@ -90,6 +103,7 @@ private:
         KindSet keep;
         std::vector<std::shared_ptr<const Tensor>> kept;    // selective: outputs kept by the forward
         std::vector<std::pair<OpKind, Shape>> signature;  // debug check: what the forward recorded
+        std::vector<const Tensor*> region_leaves;  // leaves the region's (unrecorded) forward read
     };
     // The innermost checkpointed region being run: where keep() stores and reuse() takes from.
     struct Region {
@@ -97,6 +111,7 @@ private:
         std::vector<std::shared_ptr<const Tensor>>* kept;
         std::size_t next = 0;  // recomputation: the next kept output to hand back
         bool replaying = false;
+        std::vector<const Tensor*>* leaves = nullptr;  // forward: where the leaves it reads are noted
     };
     // What a Var's handle calls when its last copy goes: the tape, unless it is gone.
     struct Release;
@@ -116,6 +131,11 @@ private:
     void release(std::size_t n);
     void truncate(std::size_t node_count, std::size_t slot_count);
     std::vector<std::pair<OpKind, Shape>> signature_since(std::size_t first_node) const;
+    void add_leaves_read_by(std::size_t n, std::vector<const Tensor*>& leaves) const;
+    std::vector<const Tensor*> leaves_read_since(std::size_t first_node) const;
+    void count_leaf_uses(std::size_t first_node);
+    void finish_leaf_uses(std::size_t n);
+    void one_use_less(const std::vector<const Tensor*>& leaves);
 
     std::vector<Node> nodes_;
     std::vector<Slot> slots_;
@@ -138,6 +158,10 @@ private:
     int recompute_depth_ = 0;
     bool checkpoint_check_ = false;
     std::vector<Region> regions_;
+    BackwardHooks hooks_;
+    // While a watched backward runs: each leaf's uses still to be backpropagated.
+    std::unordered_map<const Tensor*, std::size_t> pending_uses_;
+    std::vector<const Tensor*> leaves_scratch_;
 };
 
 // This thread's default backend.

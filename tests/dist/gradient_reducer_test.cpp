@@ -1,0 +1,97 @@
+// dist::GradientReducer (remat/dist/gradient_reducer.hpp), in the dist tests' runs (one process,
+// mpirun -np 2 and -np 3): gradients made ready in a different order on every rank, buckets whose
+// rank slices cross tensors, a parameter only one rank has a gradient for, one no rank has and a
+// frozen one. Every rank computes every rank's contribution from seeds and checks the sums with
+// memcmp against 0 + g₀ + g₁ + … in rank order.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "remat/core/random.hpp"
+#include "remat/dist/gradient_reducer.hpp"
+#include "tests/dist/the_world.hpp"
+#include "tests/support/same_bits.hpp"
+
+using namespace remat;
+using test::world;
+
+namespace {
+const Shape shapes[] = {{5}, {3, 7}, {4}, {1000}, {2, 300}, {1}, {257}, {10}, {33}, {4096}};
+constexpr std::size_t frozen = 2, nobody = 7, one_rank = 8;
+
+// Rank r's gradient for parameter i at step s: magnitudes 2^±20, −0 planted; none for `nobody`,
+// and for `one_rank` on every rank but the last.
+std::optional<Tensor> gradient(std::size_t step, std::size_t i, std::size_t rank, std::size_t ranks) {
+    if (i == frozen || i == nobody || (i == one_rank && rank + 1 != ranks)) return std::nullopt;
+    Tensor t = empty(shapes[i]);
+    Generator g(1'000'000 * step + 1000 * i + rank);
+    g.fill_normal(t.data(), t.size(), 0.0f, 1.0f);
+    std::vector<std::uint32_t> bits(t.size());
+    g.fill_bits(bits.data(), bits.size());
+    for (std::size_t e = 0; e < t.size(); ++e) t.data()[e] = std::ldexp(t.data()[e], static_cast<int>(bits[e] % 41) - 20);
+    t.data()[0] = -0.0f;
+    return t;
+}
+}  // namespace
+
+TEST_CASE("GradientReducer: the ranks' gradients summed in rank order, whatever order they become ready in") {
+    const std::size_t N = world().size(), me = world().rank();
+    std::vector<Param> params;
+    for (const Shape& s : shapes) params.emplace_back(zeros(s));
+    params[frozen].frozen = true;
+    std::vector<Param*> pointers;
+    for (Param& p : params) pointers.push_back(&p);
+    dist::GradientReducer reducer(world(), pointers, 300 * sizeof(float));
+    // Reverse order: {4096}, then {33}{10}{257}, {1}{600}, {1000}, {21}{5} (the frozen one left out).
+    CHECK(reducer.bucket_count() == (N > 1 ? 5 : 0));
+
+    for (std::size_t step = 0; step < 2; ++step) {  // the second step reuses the buckets
+        CAPTURE(step);
+        std::vector<std::optional<Tensor>> mine;
+        for (std::size_t i = 0; i < params.size(); ++i) mine.push_back(gradient(step, i, me, N));
+        std::vector<std::size_t> order(params.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        if (me % 3 == 0) std::reverse(order.begin(), order.end());
+        if (me % 3 == 2) std::stable_partition(order.begin(), order.end(), [](std::size_t i) { return i % 2 == 0; });
+        for (std::size_t i : order) {
+            reducer.ready(i, mine[i] ? &*mine[i] : nullptr);
+            reducer.progress();
+        }
+        const std::vector<Tensor*> sums = reducer.finish();
+        REQUIRE(sums.size() == params.size());
+
+        for (std::size_t i = 0; i < params.size(); ++i) {
+            CAPTURE(i);
+            if (i == frozen || i == nobody) {
+                CHECK(sums[i] == nullptr);
+                continue;
+            }
+            REQUIRE(sums[i] != nullptr);
+            if (mine[i]) CHECK(sums[i] == &*mine[i]);  // summed in place
+            Tensor expected = zeros(shapes[i]);
+            for (std::size_t r = 0; r < N; ++r)
+                if (auto g = gradient(step, i, r, N)) expected += *g;
+            CHECK(test::same_bits(*sums[i], expected));
+            CHECK(!std::signbit(sums[i]->data()[0]));  // +0 + (−0) + …
+        }
+    }
+}
+
+TEST_CASE("GradientReducer: what finish() is not told of counts as no gradient; misuse is an error") {
+    std::vector<Param> params;
+    params.emplace_back(zeros({3}));
+    params.emplace_back(zeros({2}));
+    std::vector<Param*> pointers = {&params[0], &params[1]};
+    dist::GradientReducer reducer(world(), pointers);
+    Tensor g = full({3}, 1.0f);
+    reducer.ready(0, &g);
+    CHECK_THROWS_AS(reducer.ready(0, &g), std::logic_error);
+    CHECK_THROWS_AS(reducer.ready(2, &g), std::out_of_range);
+    const std::vector<Tensor*> sums = reducer.finish();
+    REQUIRE(sums[0] == &g);
+    CHECK(test::same_bits(g, full({3}, static_cast<float>(world().size()))));
+    CHECK(sums[1] == nullptr);
+}
