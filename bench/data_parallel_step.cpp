@@ -1,0 +1,105 @@
+// Data-parallel GPT-2 steps (forward + backward of two micro-batches, dropout 0), for
+// docs/distributed.md's table; a benchmark, never a test:
+//
+//   mpirun --allow-run-as-root -np 2 build/bench/data_parallel_step small|deep [ROUNDS]
+//       2 ranks x 1 thread, one micro-batch each. Every round runs three steps in turn, so that all
+//       three see the same machine: the gradient sum left out (what the step costs without it; not a
+//       way to train, the ranks' gradients then differ), summed after backward (the sum timed on its
+//       own: the communication), and summed in buckets during backward (--gradient-sum's default).
+//   build/bench/data_parallel_step small|deep [ROUNDS]
+//       1 rank on all its threads, the two micro-batches accumulated (--accumulate 2).
+//
+// Medians over ROUNDS (default 8; the first round left out). The share of the communication hidden
+// behind backward is (step without the sum + communication − step with the overlapped sum) /
+// communication. Each step starts at a barrier; the tokens are random ids drawn per micro-batch.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/configs.hpp"
+#include "remat/ad/tape.hpp"
+#include "remat/dist/gradient_reducer.hpp"
+#include "remat/dist/world.hpp"
+#include "remat/train/micro_batches.hpp"
+#include "remat/tree/parameters.hpp"
+
+using namespace remat;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+    if (v.size() > 1) v.erase(v.begin());  // the first round warms up
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+IdTensor random_ids(std::size_t B, std::size_t T, std::size_t V, std::uint64_t seed) {
+    IdTensor ids = IdTensor::from_shape({B, T});
+    Generator g(seed);
+    std::vector<std::uint32_t> bits(ids.size());
+    g.fill_bits(bits.data(), bits.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>(bits[i] % V);
+    return ids;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    dist::World world;
+    const std::string name = argc > 1 ? argv[1] : "small";
+    const int rounds = argc > 2 ? std::stoi(argv[2]) : 8;
+    const bool deep = name == "deep";
+    const std::size_t T = deep ? 256 : 128, B = deep ? 4 : 2, V = deep ? 8192 : 50257;
+    Generator init(1);
+    auto model = gpt2::create(deep ? bench::gpt2_config(24, 256, 8, V, 1024) : bench::gpt2_config(12, 768, 12, V, 1024), init);
+    const std::vector<Param*> params = tree::parameters(model);
+    const std::size_t N = world.size(), per_rank = N == 1 ? 2 : 1;  // two micro-batches a step in all
+    std::vector<IdTensor> batches;
+    for (std::size_t j = 0; j < per_rank; ++j) batches.push_back(random_ids(B, T, V, 100 + world.rank() * per_rank + j));
+
+    ad::Tape tape;
+    train::MicroBatches micro(params);
+    dist::GradientReducer reducer(world, params);
+    const train::GradientWatch watch{.final = [&](std::size_t i, Tensor* g) { reducer.ready(i, g); },
+                                     .progress = [&] { reducer.progress(); }};
+    auto loss = [&](std::size_t j) { return model.loss(model(batches[j]), batches[j]); };
+
+    std::vector<double> without, after, communication, during, waiting;
+    for (int r = 0; r < rounds; ++r) {
+        world.barrier();
+        auto start = Clock::now();
+        train::StepGradient g = micro.run(tape, per_rank, loss, 2);
+        without.push_back(ms_since(start));
+        if (N == 1) continue;
+
+        world.barrier();
+        start = Clock::now();
+        g = micro.run(tape, per_rank, loss, 2);
+        const auto sum_start = Clock::now();
+        for (std::size_t i = 0; i < params.size(); ++i) reducer.ready(i, g.grads[i]);
+        g.grads = reducer.finish();
+        communication.push_back(ms_since(sum_start));
+        after.push_back(ms_since(start));
+
+        world.barrier();
+        start = Clock::now();
+        g = micro.run(tape, per_rank, loss, 2, &watch);
+        g.grads = reducer.finish();
+        during.push_back(ms_since(start));
+        waiting.push_back(reducer.last_wait_seconds() * 1e3);
+    }
+    if (!world.is_root()) return 0;
+    if (N == 1) {
+        std::printf("%s: 1 rank, 2 micro-batches accumulated: %.0f ms/step (median of %d)\n", name.c_str(), median(without), rounds - 1);
+        return 0;
+    }
+    const double none = median(without), comm = median(communication), with_sum = median(during);
+    std::printf("%s: %zu ranks, %zu buckets: without the sum %.0f ms/step; summed after backward %.0f ms/step, of which "
+                "communication %.1f ms; summed during backward %.0f ms/step (waiting %.1f ms after backward); "
+                "hidden %.0f %% (median of %d)\n",
+                name.c_str(), N, reducer.bucket_count(), none, median(after), comm, with_sum, median(waiting),
+                100 * (none + comm - with_sum) / comm, rounds - 1);
+}
