@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                                      .progress = [&] { reducer.progress(); }};
     auto loss = [&](std::size_t j) { return model.loss(model(batches[j]), batches[j]); };
 
-    std::vector<double> without, after, communication, during, waiting;
+    std::vector<double> without, after, after_backward, communication, during, waiting;
     for (int r = 0; r < rounds; ++r) {
         world.barrier();
         auto start = Clock::now();
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
         start = Clock::now();
         g = micro.run(tape, per_rank, loss, 2);
         const auto sum_start = Clock::now();
+        after_backward.push_back(ms_since(start));
         for (std::size_t i = 0; i < params.size(); ++i) reducer.ready(i, g.grads[i]);
         g.grads = reducer.finish();
         communication.push_back(ms_since(sum_start));
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
     }
     const double none = median(without), comm = median(communication), with_sum = median(during);
     std::printf("%s: %zu ranks, %zu buckets: without the sum %.0f ms/step; summed after backward %.0f ms/step, of which "
-                "communication %.1f ms; summed during backward %.0f ms/step (waiting %.1f ms after backward); "
+                "communication %.1f ms (backward ends at %.0f ms); summed during backward %.0f ms/step (waiting %.1f ms after backward); "
                 "hidden %.0f %% (median of %d)\n",
-                name.c_str(), N, reducer.bucket_count(), none, median(after), comm, with_sum, median(waiting),
+                name.c_str(), N, reducer.bucket_count(), none, median(after), comm, median(after_backward), with_sum, median(waiting),
                 100 * (none + comm - with_sum) / comm, rounds - 1);
 }
