@@ -212,8 +212,13 @@ GradientReducer::GradientReducer(const World& world, std::vector<Param*> params,
         bucket.length += bucket.members.size();
         bucket.waiting = bucket.members.size();
     }
-    if (st.buckets.size() * 2 > 32767)  // MPI guarantees tags up to 32767
-        world.abort("dist::GradientReducer: " + std::to_string(st.buckets.size()) + " buckets; use larger ones");
+    int* tag_limit = nullptr;  // each bucket takes two message tags
+    int found = 0;
+    MPI_Comm_get_attr(st.comm, MPI_TAG_UB, &tag_limit, &found);
+    const std::size_t tags = found && tag_limit ? static_cast<std::size_t>(*tag_limit) : 32767;  // 32767: MPI's minimum
+    if (st.buckets.size() > tags / 2)
+        world.abort("dist::GradientReducer: " + std::to_string(st.buckets.size()) + " buckets of " + std::to_string(bucket_bytes) +
+                    " bytes need more message tags than MPI's " + std::to_string(tags) + "; use larger buckets");
 }
 
 GradientReducer::~GradientReducer() {

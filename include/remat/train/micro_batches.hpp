@@ -71,13 +71,7 @@ public:
                 Var l = loss(j);
                 losses.push_back(l.item());
                 if (watched) start_watching(tape, j, k, *watch);
-                struct Unwatch {
-                    ad::Tape& tape;
-                    bool on;
-                    ~Unwatch() {
-                        if (on) tape.set_backward_hooks({});
-                    }
-                } unwatch{tape, watched};
+                const StopWatching stop{watched ? &tape : nullptr};
                 tape.backward(mean_over == 1 ? l : l * (1.0f / static_cast<float>(mean_over)));
             }
             if (watched)
@@ -89,7 +83,15 @@ public:
     }
 
 private:
-    void add_to_sum(ad::Tape& tape, std::size_t j);  // sum_ = G_0 when j = 0, else sum_ += G_j
+    // Takes the watch's hooks off the tape when the watched backward ends, normally or not.
+    struct StopWatching {
+        ad::Tape* tape;
+        ~StopWatching() {
+            if (tape) tape->set_backward_hooks({});
+        }
+    };
+
+    void add_to_sum(ad::Tape& tape, std::size_t j);  // sum_ = +0 + G_0 when j = 0, else sum_ += G_j
     void add_to_sum(ad::Tape& tape, std::size_t j, std::size_t param);
     Tensor* step_gradient(ad::Tape& tape, std::size_t k, std::size_t param);
     void start_watching(ad::Tape& tape, std::size_t j, std::size_t k, const GradientWatch& watch);
