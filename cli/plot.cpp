@@ -140,10 +140,10 @@ void add_legend(Scene& scene, const Frame& f, const std::vector<Series>& entries
     }
 }
 
-Scene draw(const std::vector<RunLog>& runs, const std::vector<std::string>& names, const std::string& title,
+Scene draw(const std::vector<plotting::RunLog>& runs, const std::vector<std::string>& names, const std::string& title,
            const PlotOptions& o) {
     double max_tokens = 0, low = INFINITY, high = -INFINITY;
-    for (const RunLog& r : runs)
+    for (const plotting::RunLog& r : runs)
         for (const auto* series : {&r.train, &r.valid})
             for (const Sample& s : *series) {
                 max_tokens = std::max(max_tokens, s.tokens);
@@ -193,7 +193,7 @@ Scene draw(const std::vector<RunLog>& runs, const std::vector<std::string>& name
     const bool one = runs.size() == 1;
     const double w = o.smoothing;
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        const RunLog& r = runs[i];
+        const plotting::RunLog& r = runs[i];
         const Colour train = palette[(one ? 0 : i) % std::size(palette)];
         const Colour valid = palette[(one ? 1 : i) % std::size(palette)];
         if (!r.train.empty()) {
@@ -250,7 +250,7 @@ Format format_of(const fs::path& out) {
 int plot(const PlotOptions& o) {
     const Format format = format_of(o.out);
     check_output_file("--out", o.out, Reading(o.logs.begin(), o.logs.end()));
-    std::vector<RunLog> runs;
+    std::vector<plotting::RunLog> runs;
     std::size_t n_train = 0, n_valid = 0;
     for (const fs::path& log : o.logs) {
         runs.push_back(read_log(log));

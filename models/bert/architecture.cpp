@@ -4,8 +4,9 @@
 
 namespace remat::bert {
 
+// BertModel's entry is in base_architecture.cpp: each entry instantiates a whole model, and two
+// sources compile side by side.
 models::Architecture MaskedLM::entry() { return models::architecture_of<MaskedLM>(); }
-models::Architecture Base::entry() { return models::architecture_of<Base>(); }
 
 models::Summary Facts::summary(const Config& c) {
     return {models::sizes_of(c, size_members), c.type_vocab_size, c.hidden_dropout_prob};

@@ -1,0 +1,8 @@
+#include "models/architecture_of.hpp"
+#include "models/bert/architecture.hpp"
+
+namespace remat::bert {
+
+models::Architecture Base::entry() { return models::architecture_of<Base>(); }
+
+}  // namespace remat::bert
