@@ -1,5 +1,5 @@
-// Precompiled for every source of the library (meson's cpp_pch): the external headers most of them
-// parse, which took about a third of their compile time. Only third-party and standard headers here,
+// Precompiled for every source of the library and of the unit tests (meson's cpp_pch): the external
+// headers most of them parse, which took about a third of a library source's compile time. Only third-party and standard headers here,
 // so that a change to remat's own headers rebuilds only the sources that include them.
 #ifndef XTENSOR_USE_XSIMD
 #define XTENSOR_USE_XSIMD  // as remat/core/tensor.hpp sets it

@@ -2,16 +2,12 @@
 // frozen inputs, no-grad, modes, exceptions, memory, other backends.
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <optional>
-
 #include "remat/ad/finite_difference.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/layers.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
-#include "remat/train/optimisers.hpp"
 #include "remat/tree/show.hpp"
 #include "tests/checkpoint/stack.hpp"
 #include "tests/support/same_bits.hpp"

@@ -1,17 +1,13 @@
 // The checkpointing contract (../shared/design.md), points 1–4, under every policy, in fp32 and bf16.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <optional>
 
-#include "remat/ad/finite_difference.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/checkpoint.hpp"
-#include "remat/layers.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
 #include "remat/train/optimisers.hpp"
-#include "remat/tree/show.hpp"
 #include "tests/checkpoint/stack.hpp"
 #include "tests/support/same_bits.hpp"
 

@@ -8,7 +8,7 @@
 #include "remat/checkpoint.hpp"
 #include "remat/layers.hpp"
 #include "remat/ops.hpp"
-#include "remat/tree/walk.hpp"
+#include "remat/tree/parameters.hpp"
 
 namespace remat::test::checkpointing {
 constexpr std::size_t C = 8;

@@ -1,16 +1,11 @@
 // Checkpointing models of other shapes: a REMAT_MODEL plain struct, checkpoints nested in checkpoints.
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <optional>
-
-#include "remat/ad/finite_difference.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/layers.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
-#include "remat/train/optimisers.hpp"
 #include "remat/tree/show.hpp"
 #include "tests/checkpoint/stack.hpp"
 #include "tests/support/same_bits.hpp"
