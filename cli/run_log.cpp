@@ -51,7 +51,7 @@ RunLog::~RunLog() {
     if (file_) std::fclose(file_);
 }
 
-void RunLog::write(const StepRecord& r) {
+void RunLog::write(const train::StepReport& r) {
     // Non-finite numbers are not JSON: they are written as null (a diverged step's loss).
     auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     // A float as the shortest decimal that reads back as it (3e-4, not 0.0003000000142492354).

@@ -6,18 +6,9 @@
 #include <filesystem>
 #include <optional>
 
-namespace remat::cli {
+#include "remat/train/trainer.hpp"
 
-struct StepRecord {
-    std::int64_t step = 0;
-    double epoch = 0;  // epochs done, fractional
-    std::uint64_t tokens = 0;
-    float loss = 0, lr = 0, grad_norm = 0;
-    double tokens_per_second = 0;
-    std::size_t peak_activation_bytes = 0;
-    std::optional<double> valid_loss;  // where validation ran after this step
-    std::optional<double> communication_seconds;  // data parallel: summing the gradients and losses over ranks
-};
+namespace remat::cli {
 
 class RunLog {
 public:
@@ -29,7 +20,7 @@ public:
     RunLog(const RunLog&) = delete;
     RunLog& operator=(const RunLog&) = delete;
 
-    void write(const StepRecord& record);
+    void write(const train::StepReport& record);
 
 private:
     std::filesystem::path path_;

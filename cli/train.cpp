@@ -1,8 +1,6 @@
 #include "cli/train.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -25,20 +23,15 @@
 #include "cli/training_data.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/files.hpp"
-#include "remat/core/memory.hpp"
+#include "remat/core/memory_size.hpp"
 #include "remat/data/corpus.hpp"
-#include "remat/data/epoch_order.hpp"
-#include "remat/data/masking.hpp"
-#include "remat/dist/gradient_reducer.hpp"
+#include "remat/data/dataset.hpp"
 #include "remat/dist/world.hpp"
 #include "remat/hf/load.hpp"
-#include "remat/train/micro_batches.hpp"
-#include "remat/train/optimisers.hpp"
 #include "remat/train/run_folders.hpp"
-#include "remat/train/run_state.hpp"
 #include "remat/train/schedules.hpp"
+#include "remat/train/trainer.hpp"
 #include "remat/text/wordpiece.hpp"
-#include "remat/core/memory_size.hpp"
 
 namespace remat::cli {
 
@@ -46,7 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* optimiser_file = "optimiser.safetensors";
 constexpr const char* run_state_file = "run_state.json";
 // The files of a model folder that describe its tokenizer, copied along when saving.
 constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "vocab.txt",
@@ -80,23 +72,6 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--seed", std::to_string(o.seed)},
             {"--precision", std::string(name(o.precision))},
             {"ranks", std::to_string(ranks)}};
-}
-
-void check_same_arguments(const std::vector<std::pair<std::string, std::string>>& now, const train::RunState& saved,
-                          const fs::path& from) {
-    for (const auto& [name, value] : now) {
-        const auto it = std::find_if(saved.arguments.begin(), saved.arguments.end(),
-                                     [&](const auto& a) { return a.first == name; });
-        // Runs saved before bf16 and data parallelism were fp32 and one process.
-        if (it == saved.arguments.end() && ((name == "--precision" && value == "fp32") || (name == "ranks" && value == "1")))
-            continue;
-        if (it == saved.arguments.end())
-            throw Failure(from.string() + ": the saved run has no " + name + "; it was not written by this remat");
-        if (it->second != value)
-            throw Failure(name + " " + value + " differs from the run being resumed (" + it->second + " in " +
-                          from.string() + "); give the original run's arguments (only " + free_to_change +
-                          " may change)");
-    }
 }
 
 std::function<float(std::int64_t)> schedule_of(const TrainOptions& o, std::int64_t total) {
@@ -139,120 +114,30 @@ std::string save_model(models::Model& model, const ModelFolder& from, const fs::
     return written;
 }
 
-// The next `batch` windows of the run, advancing its position: epoch after epoch, each in its own order.
-class WindowStream {
-public:
-    WindowStream(const data::TokenCorpus& corpus, std::size_t seq, std::uint64_t seed)
-        : corpus_(corpus), seq_(seq), seed_(seed), windows_(corpus.windows(seq)) {}
-
-    IdTensor next(std::size_t batch, train::RunState& at) {
-        IdTensor out = IdTensor::from_shape({batch, seq_});
-        for (std::size_t b = 0; b < batch; ++b) {
-            if (at.index == windows_) {
-                ++at.epoch;
-                at.index = 0;
-            }
-            if (!order_ || order_epoch_ != at.epoch) {
-                order_.emplace(seed_, at.epoch, windows_);
-                order_epoch_ = at.epoch;
-            }
-            corpus_.window((*order_)[at.index], seq_, out.data() + b * seq_);
-            ++at.index;
-        }
-        return out;
-    }
-    // Moves past `batch` windows without reading them (another rank's micro-batch).
-    void skip(std::size_t batch, train::RunState& at) const {
-        for (std::size_t b = 0; b < batch; ++b) {
-            if (at.index == windows_) {
-                ++at.epoch;
-                at.index = 0;
-            }
-            ++at.index;
-        }
-    }
-    double epochs_done(const train::RunState& at) const {
-        return static_cast<double>(at.epoch) + static_cast<double>(at.index) / static_cast<double>(windows_);
-    }
-
-private:
-    const data::TokenCorpus& corpus_;
-    std::size_t seq_;
-    std::uint64_t seed_;
-    std::size_t windows_;
-    std::optional<data::EpochOrder> order_;
-    std::uint64_t order_epoch_ = 0;
+// How a masked LM frames the corpus: [CLS] + seq − 2 tokens + [SEP], masked as HF's
+// DataCollatorForLanguageModeling masks them; none for a causal LM (the windows as they are).
+struct MaskedFraming {
+    data::MaskingRule rule;
+    std::int64_t cls = 0, sep = 0;
 };
+std::optional<MaskedFraming> masked_framing(const models::Architecture& architecture, const text::Tokenizer& tokenizer,
+                                            std::size_t seq) {
+    if (architecture.objective != models::Objective::masked_lm) return std::nullopt;
+    const auto* wordpiece = dynamic_cast<const text::WordPieceTokenizer*>(&tokenizer);
+    if (!wordpiece) throw Failure(architecture.hf_class + " trains with a WordPiece tokenizer (vocab.txt)");
+    if (seq < 3) throw Failure("--seq must be at least 3 for " + architecture.hf_class + " ([CLS] + tokens + [SEP])");
+    return MaskedFraming{.rule = {.special_ids = wordpiece->special_ids(),
+                                  .mask_id = *wordpiece->id_of("[MASK]"),
+                                  .vocab_size = wordpiece->vocab_size()},
+                         .cls = *wordpiece->id_of("[CLS]"),
+                         .sep = *wordpiece->id_of("[SEP]")};
+}
 
-// What a micro-batch of corpus windows trains. A causal LM: the windows as they are, labels = the
-// inputs (shifted inside the model, as HF's GPT2LMHeadModel). A masked LM: each window of T − 2
-// tokens becomes [CLS] + window + [SEP] and is masked as HF's DataCollatorForLanguageModeling masks
-// it, keyed by (seed, step, micro-batch).
-class Objective {
-public:
-    Objective(const models::Architecture& architecture, const text::Tokenizer& tokenizer, std::size_t seq) : seq_(seq) {
-        if (architecture.objective != models::Objective::masked_lm) return;
-        const auto* wordpiece = dynamic_cast<const text::WordPieceTokenizer*>(&tokenizer);
-        if (!wordpiece) throw Failure(architecture.hf_class + " trains with a WordPiece tokenizer (vocab.txt)");
-        if (seq < 3) throw Failure("--seq must be at least 3 for " + architecture.hf_class + " ([CLS] + tokens + [SEP])");
-        masking_.emplace(data::MaskingRule{.special_ids = wordpiece->special_ids(),
-                                           .mask_id = *wordpiece->id_of("[MASK]"),
-                                           .vocab_size = wordpiece->vocab_size()});
-        cls_ = *wordpiece->id_of("[CLS]");
-        sep_ = *wordpiece->id_of("[SEP]");
-    }
-    // Tokens a window takes from the corpus.
-    std::size_t corpus_window() const { return masking_ ? seq_ - 2 : seq_; }
-
-    struct Batch {
-        IdTensor input_ids, labels;
-    };
-    Batch make(const IdTensor& windows, const data::MaskingKey& key) const {
-        if (!masking_) return {windows, windows};
-        const std::size_t b = windows.shape()[0], run = corpus_window();
-        IdTensor framed = IdTensor::from_shape({b, seq_});
-        for (std::size_t i = 0; i < b; ++i) {
-            const auto w = data::bert_window({windows.data() + i * run, run}, cls_, sep_);
-            std::copy(w.begin(), w.end(), framed.data() + i * seq_);
-        }
-        data::MaskedBatch masked = data::mask_tokens(framed, *masking_, key);
-        return {std::move(masked.input_ids), std::move(masked.labels)};
-    }
-
-private:
-    std::size_t seq_;
-    std::optional<data::MaskingRule> masking_;
-    std::int64_t cls_ = 0, sep_ = 0;
-};
-
-// Validation's masks (a masked LM) are the same at every validation: keyed by a step no run reaches.
-constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::max();
-
-// Mean loss over the first `count` windows of the validation stream, in order, in test mode without
-// recording.
-// Data parallel: rank r takes the batches b with b mod N = r, and the per-batch sums are added in
-// batch order on every rank, as one process adds them.
-double validate(models::Model& model, ad::Tape& tape, const Objective& objective, const data::TokenCorpus& valid,
-                std::size_t count, std::size_t batch, std::uint64_t seed, Precision precision, const dist::World& world) {
-    ad::UseBackend use(tape);
-    ad::NoGrad no_grad;
-    const Autocast autocast(precision);
-    model.set_training(false);
-    const std::size_t run = objective.corpus_window();
-    std::vector<double> batch_sums((count + batch - 1) / batch, 0.0);  // Σ of the batch's window losses
-    for (std::size_t k = world.rank(); k < batch_sums.size(); k += world.size()) {
-        const std::size_t first = k * batch, b = std::min(batch, count - first);
-        IdTensor ids = IdTensor::from_shape({b, run});
-        for (std::size_t i = 0; i < b; ++i) valid.window(first + i, run, ids.data() + i * run);
-        const auto in = objective.make(ids, {.seed = seed, .step = validation_step, .micro_batch = k});
-        batch_sums[k] = static_cast<double>(model.loss(model.logits({.input_ids = in.input_ids}), in.labels).item()) *
-                        static_cast<double>(b);
-    }
-    world.sum_in_rank_order(std::span<double>(batch_sums));  // one rank's value per element: exact
-    double total = 0;
-    for (double v : batch_sums) total += v;
-    model.set_training(true);
-    return total / static_cast<double>(count);
+// The examples of a corpus: windows of `seq` tokens, framed and masked for a masked LM.
+std::unique_ptr<data::Dataset> examples(const data::TokenCorpus& corpus, std::size_t seq,
+                                        const std::optional<MaskedFraming>& masked) {
+    if (!masked) return std::make_unique<data::CausalLmWindows>(corpus, seq);
+    return std::make_unique<data::MaskedLmWindows>(corpus, seq, masked->rule, masked->cls, masked->sep);
 }
 
 std::string status(std::int64_t step, std::int64_t total, double epoch, float loss, float lr, double tokens_per_second,
@@ -285,21 +170,23 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
-    const Objective objective(*folder.architecture, *tokenizer.tokenizer, seq);
-    const std::size_t run = objective.corpus_window();  // tokens a window takes from the data
+    const std::optional<MaskedFraming> masked = masked_framing(*folder.architecture, *tokenizer.tokenizer, seq);
+    const std::size_t run = masked ? seq - 2 : seq;  // tokens a window takes from the data
     const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
     const data::TokenCorpus corpus = tokens.open(o.data, run);
     std::optional<data::TokenCorpus> valid;
+    std::unique_ptr<data::Dataset> valid_examples;
     std::size_t valid_count = 0;
     if (o.valid) {
         valid.emplace(tokens.open(*o.valid, run));
         valid_count = std::min(valid->windows(run), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
+        valid_examples = examples(*valid, seq, masked);
     }
 
     // Data parallel: N ranks each compute `accumulate` micro-batches of every step (rank r the r-th
     // block of them), as one process with --accumulate N·accumulate would compute them all.
-    const std::size_t ranks = world.size(), micro_batches = accumulate * ranks;
-    const std::size_t windows = corpus.windows(run), per_step = batch * micro_batches;
+    const std::size_t ranks = world.size(), per_step = batch * accumulate * ranks;
+    const std::size_t windows = corpus.windows(run);
     if (o.epochs && static_cast<std::uint64_t>(*o.epochs) > std::numeric_limits<std::uint64_t>::max() / 2 / windows)
         throw Failure("--epochs " + std::to_string(*o.epochs) + " over " + std::to_string(windows) +
                       " windows is more steps than a run can count");
@@ -318,44 +205,75 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         throw Failure(resumed->string() + ": holds a " + weights.architecture->hf_class + ", " + o.dir.string() + " a " +
                       folder.architecture->hf_class);
     std::unique_ptr<models::Model> model = load_model(weights, requested, dropout);
-    model->set_training(true);
-    std::unique_ptr<models::Optimiser> optimiser =
-        model->trainer_adamw(train::AdamW{.lr = o.lr, .weight_decay = o.weight_decay});
+    const std::unique_ptr<data::Dataset> train_examples = examples(corpus, seq, masked);
 
-    train::RunState state{.seed = o.seed, .arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count)};
+    Progress progress(stdout, static_cast<std::size_t>(total),
+                      static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
+    std::optional<RunLog> log;
+    double elapsed = 0;  // the steps so far, their data included
+    std::int64_t first_step = 0;
+    std::uint64_t first_tokens = 0;
+    train::Trainer trainer(*model, *train_examples, {
+        .steps = total,
+        .batch = batch,
+        .accumulate = accumulate,
+        .adamw = {.lr = o.lr, .weight_decay = o.weight_decay},
+        .schedule = schedule_of(o, total),
+        .clip = o.clip,
+        .seed = o.seed,
+        .dropout = dropout,
+        .precision = o.precision,
+        .valid = valid_examples.get(),
+        .valid_examples = valid_count,
+        .validate_every = o.validate_every,
+        .save = o.save,
+        .save_every = o.save_every,
+        .keep = static_cast<std::size_t>(o.keep),
+        .save_model = [&](const fs::path& partial) { save_model(*model, folder, partial); },
+        .arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count),
+        // Runs saved before bf16 and data parallelism were fp32 and one process.
+        .added_arguments = {{"--precision", "fp32"}, {"ranks", "1"}},
+        .world = &world,
+        .sum_during_backward = o.sum_during_backward,
+        .bucket_bytes = o.bucket_bytes,
+        .on_step = [&](const train::StepReport& r) {
+            elapsed += r.seconds;
+            const double done = static_cast<double>(r.step - first_step);
+            progress.update(static_cast<std::size_t>(r.step),
+                            status(r.step, total, r.epoch, r.loss, r.lr, static_cast<double>(r.tokens - first_tokens) / elapsed,
+                                   r.peak_activation_bytes,
+                                   elapsed / done * static_cast<double>(total - r.step)));
+            if (r.valid_loss) {
+                progress.finish();
+                std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(r.step),
+                            *r.valid_loss, std::exp(*r.valid_loss));
+            }
+            if (log) log->write(r);
+        },
+        .stop_requested = interrupt_signal,
+    });
     if (resumed) {
-        const train::RunState saved = train::load_run_state(*resumed / run_state_file);
-        check_same_arguments(state.arguments, saved, *resumed);
-        optimiser->load_state(*resumed / optimiser_file);
-        if (optimiser->step() != saved.step)
-            throw Failure(resumed->string() + ": the optimiser state is at step " + std::to_string(optimiser->step()) +
-                          ", the run state at step " + std::to_string(saved.step));
-        state.step = saved.step;
-        state.epoch = saved.epoch;
-        state.index = saved.index;
-        state.tokens = saved.tokens;
+        try {
+            trainer.resume(*resumed);
+        } catch (const train::ResumeMismatch& e) {
+            throw Failure(std::string(e.what()) + "; give the original run's arguments (only " + free_to_change + " may change)");
+        }
     }
-    const auto schedule = schedule_of(o, total);
-    ad::Tape tape;  // the run's: the gradients profiling allocates are the ones training fills
+    first_step = trainer.state().step;
+    first_tokens = trainer.state().tokens;
     const Policy policy = [&] {
         if (!requested.needs_planning()) return requested;
-        ad::UseBackend use(tape);
-        train::RunState at = state;  // the first step's first micro-batch, the run's position untouched
-        WindowStream first(corpus, run, o.seed);
-        const auto in = objective.make(first.next(batch, at), {.seed = o.seed,
-                                                               .step = static_cast<std::uint64_t>(state.step + 1),
-                                                               .micro_batch = 0});
+        ad::UseBackend use(trainer.tape());  // the run's: the gradients profiling allocates are the ones training fills
+        const data::Batch first = trainer.next_batch();
         std::size_t reserve = 0;  // the step's sum of micro-batch gradients
         if (accumulate > 1)
             for (Param* p : model->parameters()) reserve += p->value.size() * sizeof(float);
         const Autocast autocast(o.precision);
-        return plan_checkpointing(*model, requested,
-                                  [&] { return model->loss(model->logits({.input_ids = in.input_ids}), in.labels); }, reserve);
+        return plan_checkpointing(*model, requested, [&] { return model->training_loss(first); }, reserve);
     }();
     if (world.is_root())
         for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
-    std::optional<RunLog> log;
-    if (o.log && world.is_root()) log.emplace(*o.log, resumed ? std::optional(state.step) : std::nullopt);
+    if (o.log && world.is_root()) log.emplace(*o.log, resumed ? std::optional(first_step) : std::nullopt);
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
@@ -373,154 +291,38 @@ int train_in(const dist::World& world, const TrainOptions& o) {
                 static_cast<unsigned long long>(o.seed), o.precision == Precision::bf16 ? ", bf16 products" : "");
     if (resumed)
         std::printf("resuming from %s: step %lld, %llu tokens seen\n", resumed->string().c_str(),
-                    static_cast<long long>(state.step), static_cast<unsigned long long>(state.tokens));
+                    static_cast<long long>(first_step), static_cast<unsigned long long>(trainer.state().tokens));
     std::fflush(stdout);
 
-    auto save_checkpoint = [&] {  // rank 0 writes; the others have the same weights
-        const fs::path to = train::run_folder(*o.save, state.step);
-        if (!world.is_root()) return to;
-        state.generators = {{"dropout", dropout->state()}};
-        train::write_folder_atomically(to, [&](const fs::path& partial) {
-            save_model(*model, folder, partial);
-            optimiser->save_state(partial / optimiser_file);
-            train::save_run_state(state, partial / run_state_file);  // last: it marks the folder complete
-        });
-        if (o.keep > 0) train::keep_latest(*o.save, static_cast<std::size_t>(o.keep));
-        return to;
-    };
-
     catch_interrupts();
-    train::MicroBatches micro(model->parameters());
-    // Data parallel: gradients summed across ranks in buckets, during backward unless asked otherwise.
-    std::optional<dist::GradientReducer> reducer;
-    if (ranks > 1) reducer.emplace(world, model->parameters(), o.bucket_bytes);
-    const train::GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
-                                                   .progress = [&] { reducer->progress(); }};
-    WindowStream stream(corpus, run, o.seed);
-    const std::int64_t first_step = state.step;
-    Progress progress(stdout, static_cast<std::size_t>(total),
-                      static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
-    double elapsed = 0;  // the steps, their data included
-    // The loop's own time: fetching and framing windows (inside the steps), then logging and progress
-    // after them; validation and saves are not counted.
-    double data_seconds = 0, bookkeeping_seconds = 0;
-    using Clock = std::chrono::steady_clock;
-    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-    float first_loss = 0, last_loss = 0;
-    std::optional<double> last_valid;
-    // The latest micro-batch, to find where a NaN appeared; allocated here, so that steps do not.
-    IdTensor last_batch = IdTensor::from_shape({batch, seq});
-    // A signal reaches the ranks at different steps: they stop at the same one, the first after any got it.
-    auto stop_signal = [&]() -> int {
-        const int here = interrupt_signal();
-        if (ranks == 1) return here;
-        const float mine[] = {static_cast<float>(here)};
-        const std::vector<float> all = world.all_gather(mine);
-        return static_cast<int>(*std::max_element(all.begin(), all.end()));
-    };
-    int stopped_by = 0;
-    while (state.step < total && !(stopped_by = stop_signal())) {
-        const auto start = Clock::now();
-        const float lr = schedule(state.step);
-        optimiser->set_learning_rate(lr);
-        const std::int64_t step = state.step + 1;
-        memory::PeakScope peak;
-        std::optional<Autocast> autocast(std::in_place, o.precision);  // forward and backward; the update after
-        std::size_t drawn = 0;  // of the step's micro-batches, all ranks', whose windows the stream has passed
-        train::StepGradient g = micro.run(tape, accumulate, [&](std::size_t i) {
-            const std::size_t j = world.rank() * accumulate + i;  // the step's micro-batch this is
-            const auto data_start = Clock::now();
-            for (; drawn < j; ++drawn) stream.skip(batch, state);
-            ++drawn;
-            *dropout = Generator(o.seed).fork(static_cast<std::uint64_t>(step)).fork(j);  // keyed (seed, step, micro-batch)
-            const auto in = objective.make(stream.next(batch, state),
-                                           {.seed = o.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
-            data_seconds += since(data_start);
-            if (last_batch.shape() == in.input_ids.shape())
-                std::copy(in.input_ids.begin(), in.input_ids.end(), last_batch.begin());
-            else
-                last_batch = in.input_ids;
-            return model->loss(model->logits({.input_ids = in.input_ids}), in.labels);
-        }, micro_batches, reducer && o.sum_during_backward ? &sum_during_backward : nullptr);
-        for (; drawn < micro_batches; ++drawn) stream.skip(batch, state);
-        autocast.reset();
-        std::optional<double> communication;
-        if (ranks > 1) {  // G = G_0 + G_1 + … over the ranks' micro-batches, in order; the loss over all of them
-            const auto communication_start = Clock::now();  // what backward did not hide
-            if (!o.sum_during_backward)
-                for (std::size_t i = 0; i < g.grads.size(); ++i) reducer->ready(i, g.grads[i]);
-            g.grads = reducer->finish();
-            const std::vector<float> losses = world.all_gather(g.losses);
-            double sum = 0;
-            for (float l : losses) sum += l;
-            g.loss = static_cast<float>(sum / static_cast<double>(losses.size()));
-            communication = since(communication_start);
-        }
-        const float norm = train::clip_grad_norm(std::span<Tensor* const>(g.grads), o.clip > 0 ? o.clip : std::numeric_limits<float>::infinity());
-        if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
-            progress.finish();
-            throw Failure("step " + std::to_string(step) + ": the " + (std::isfinite(g.loss) ? "gradient norm" : "loss") +
-                          " is " + not_finite_kind(std::isfinite(g.loss) ? norm : g.loss) +
-                          (std::isfinite(g.loss) ? "" : where_not_finite(*model, {.input_ids = last_batch})) + "; stopped" + (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
-                          "; try a lower --lr or --clip");
-        }
-        optimiser->update(g.grads);
-        state.step = step;
-        state.tokens += per_step * seq;
-        const double seconds = since(start);
-        elapsed += seconds;
-        const auto bookkeeping = Clock::now();
-        if (step == first_step + 1) first_loss = g.loss;
-        last_loss = g.loss;
-
-        StepRecord record{.step = step,
-                          .epoch = stream.epochs_done(state),
-                          .tokens = state.tokens,
-                          .loss = g.loss,
-                          .lr = lr,
-                          .grad_norm = norm,
-                          .tokens_per_second = static_cast<double>(per_step * seq) / seconds,
-                          .peak_activation_bytes = peak.peak_above_baseline(),
-                          .valid_loss = std::nullopt,
-                          .communication_seconds = communication};
-        const double done = static_cast<double>(step - first_step);
-        progress.update(static_cast<std::size_t>(step),
-                        status(step, total, record.epoch, g.loss, lr, done * static_cast<double>(per_step * seq) / elapsed,
-                               record.peak_activation_bytes, elapsed / done * static_cast<double>(total - step)));
-        if (valid && ((o.validate_every && step % o.validate_every == 0) || step == total)) {
-            bookkeeping_seconds += since(bookkeeping);
-            record.valid_loss = last_valid = validate(*model, tape, objective, *valid, valid_count, batch, o.seed, o.precision, world);
-            progress.finish();
-            std::printf("validation at step %lld: loss %.4f, perplexity %.2f\n", static_cast<long long>(step),
-                        *last_valid, std::exp(*last_valid));
-            if (log) log->write(record);
-        } else {
-            if (log) log->write(record);
-            bookkeeping_seconds += since(bookkeeping);
-        }
-        if (o.save && o.save_every && step % o.save_every == 0 && step < total) save_checkpoint();
+    train::RunSummary done;
+    try {
+        done = trainer.run();
+    } catch (const train::Diverged& e) {
+        progress.finish();
+        throw Failure(std::string(e.what()) +
+                      (e.in_loss ? where_not_finite(*model, models::inputs_of(trainer.last_batch())) : "") + "; stopped" +
+                      (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
+                      "; try a lower --lr or --clip");
     }
     progress.finish();
 
-    if (const int signal = stopped_by) {
+    if (const int signal = done.stopped_by) {
         const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
-        if (!o.save) {
+        if (!o.save)
             std::printf("stopped by %s after step %lld; nothing was saved (no --save), so the run cannot resume\n", name,
-                        static_cast<long long>(state.step));
-        } else {
-            const fs::path at = save_checkpoint();
+                        static_cast<long long>(done.last_step));
+        else
             std::printf("stopped by %s after step %lld: saved %s; resume with the same arguments and --resume %s\n", name,
-                        static_cast<long long>(state.step), at.string().c_str(), o.save->string().c_str());
-        }
+                        static_cast<long long>(done.last_step), done.saved->string().c_str(), o.save->string().c_str());
         return 128 + signal;
     }
-    const double steps_done = static_cast<double>(state.step - first_step);
-    std::printf("trained %lld steps in %s (%.0f tokens/s): loss %.4f -> %.4f", static_cast<long long>(state.step - first_step),
-                format_duration(elapsed).c_str(), steps_done * static_cast<double>(per_step * seq) / std::max(elapsed, 1e-9),
-                static_cast<double>(first_loss), static_cast<double>(last_loss));
-    if (last_valid) std::printf(", validation loss %.4f (perplexity %.2f)", *last_valid, std::exp(*last_valid));
+    std::printf("trained %lld steps in %s (%.0f tokens/s): loss %.4f -> %.4f", static_cast<long long>(done.last_step - done.first_step),
+                format_duration(done.seconds).c_str(), static_cast<double>(done.tokens) / std::max(done.seconds, 1e-9),
+                static_cast<double>(done.first_loss), static_cast<double>(done.last_loss));
+    if (done.valid_loss) std::printf(", validation loss %.4f (perplexity %.2f)", *done.valid_loss, std::exp(*done.valid_loss));
     std::printf(", loop overhead %.2f %%\n",
-                100.0 * (data_seconds + bookkeeping_seconds) / std::max(elapsed + bookkeeping_seconds, 1e-9));
+                100.0 * (done.data_seconds + done.report_seconds) / std::max(done.seconds + done.report_seconds, 1e-9));
     if (o.save && world.is_root()) {
         const std::string written = save_model(*model, folder, *o.save);
         std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());

@@ -67,7 +67,7 @@ struct StepResult {
 // demo's plain and checkpointed runs) train side by side without sharing gradients.
 struct Trainer {
     std::unique_ptr<models::Model> model;
-    std::unique_ptr<models::Optimiser> optimiser;
+    std::unique_ptr<train::Optimiser> optimiser;
     ad::Tape tape;
     float clip;
     Precision precision;  // of the forward and backward

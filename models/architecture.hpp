@@ -22,7 +22,7 @@
 #include "remat/core/random.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/planning/profile.hpp"
-#include "remat/train/optimisers.hpp"
+#include "remat/train/trainable.hpp"
 
 namespace remat::models {
 
@@ -46,6 +46,8 @@ struct Inputs {
     IdTensor attention_mask{};  // (B, T) of 1/0
     IdTensor token_type_ids{};  // (B, T)
 };
+// The batch's input_ids (required), attention_mask and token_type_ids (where it holds them).
+Inputs inputs_of(const data::Batch& batch);
 
 // The sizes `remat init` sets and commands print, in each architecture's own fields.
 struct Sizes {
@@ -65,29 +67,14 @@ struct Summary {
     double dropout = 0;               // the residual dropout probability
 };
 
-// An optimiser bound to one model's parameters.
-class Optimiser {
+// A model of any architecture, behind one interface; the struct itself stays a plain struct. As a
+// train::Trainable (parameters, set_training, training_loss, trainer_adamw) train::Trainer trains it.
+class Model : public train::Trainable {
 public:
-    virtual ~Optimiser() = default;
-    // One step, given each parameter's gradient in parameters() order (null: zero).
-    virtual void update(std::span<const Tensor* const> grads) = 0;
-    // The rate of the next update (a schedule sets it before each, from step()).
-    virtual void set_learning_rate(float lr) = 0;
-    virtual std::int64_t step() const = 0;  // updates done
-    // The state on disk (train/state_file.hpp): the moments, the step and the rule's settings.
-    virtual void save_state(const std::filesystem::path& path) const = 0;
-    virtual void load_state(const std::filesystem::path& path) = 0;
-};
-
-// A model of any architecture, behind one interface; the struct itself stays a plain struct.
-class Model {
-public:
-    virtual ~Model() = default;
     virtual std::vector<hf::NamedTensor> named_tensors() = 0;  // parameters and buffers, by path
     virtual std::vector<std::pair<std::string, Param*>> named_parameters() = 0;
-    virtual std::vector<Param*> parameters() = 0;  // in named_parameters() order, without the paths
+    // parameters(): in named_parameters() order, without the paths.
     virtual std::size_t count_parameters() = 0;
-    virtual void set_training(bool training) = 0;  // nn::trainmode / nn::testmode
     // Reconfigures the blocks' checkpointing in place (remat::set_policy): a plan made after loading.
     virtual void set_policy(const Policy& policy) = 0;
     // Profiles the step `loss` computes for planning (planning::profile_checkpointing).
@@ -97,15 +84,14 @@ public:
     virtual Var logits(const Inputs& in) = 0;
     // The architecture's own loss of logits against labels (ValueError for a base model).
     virtual Var loss(const Var& logits, const IdTensor& labels) = 0;
+    // loss(logits(the batch's inputs), its "labels").
+    Var training_loss(const data::Batch& batch) override;
     // generation::generate on the model (ValueError for a model that is not a causal LM).
     virtual generation::Result generate(const std::vector<std::vector<std::int64_t>>& prompts, const generation::Options& options) = 0;
     virtual hf::LoadReport load(const std::filesystem::path& dir) = 0;  // hf::load with the model's naming
     virtual void save(const std::string& config_json, const std::filesystem::path& dir) = 0;  // hf::save
-    // torch.optim.AdamW over every parameter.
-    virtual std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) = 0;
-    // AdamW as HF Trainer sets it up: biases and normalisation weights do not decay
-    // (train::weight_decay_mask).
-    virtual std::unique_ptr<Optimiser> trainer_adamw(const train::AdamW& rule) = 0;
+    // torch.optim.AdamW over every parameter (trainer_adamw: as HF Trainer sets it up).
+    virtual std::unique_ptr<train::Optimiser> adamw(const train::AdamW& rule) = 0;
 };
 
 // One table entry. Configs travel as config.json text: the entry parses them itself.

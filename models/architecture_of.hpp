@@ -15,7 +15,7 @@ namespace remat::models {
 namespace detail {
 
 template <class M>
-class OptimiserOf final : public Optimiser {
+class OptimiserOf final : public train::Optimiser {
 public:
     OptimiserOf(M& model, const train::AdamW& rule, std::vector<bool> decays = {})
         : model_(model), state_(train::setup(rule, model)) {
@@ -64,10 +64,10 @@ public:
     void save(const std::string& config_json, const std::filesystem::path& dir) override {
         hf::save(model_, config_json, dir);
     }
-    std::unique_ptr<Optimiser> adamw(const train::AdamW& rule) override {
+    std::unique_ptr<train::Optimiser> adamw(const train::AdamW& rule) override {
         return std::make_unique<OptimiserOf<M>>(model_, rule);
     }
-    std::unique_ptr<Optimiser> trainer_adamw(const train::AdamW& rule) override {
+    std::unique_ptr<train::Optimiser> trainer_adamw(const train::AdamW& rule) override {
         return std::make_unique<OptimiserOf<M>>(model_, rule, train::weight_decay_mask(model_));
     }
 

@@ -33,7 +33,7 @@ const std::string& hf_class_for(const std::string& config) { return models::find
 
 // One step as `remat train` takes it: forward, loss, backward on its own tape, AdamW; the loss and
 // every gradient.
-std::pair<float, std::vector<Tensor>> train_step(models::Model& model, models::Optimiser& optimiser, const IdTensor& ids) {
+std::pair<float, std::vector<Tensor>> train_step(models::Model& model, train::Optimiser& optimiser, const IdTensor& ids) {
     ad::Tape tape;
     ad::UseBackend use(tape);
     Var logits = model.logits({.input_ids = ids});

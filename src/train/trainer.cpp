@@ -1,0 +1,279 @@
+#include "remat/train/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "remat/core/memory.hpp"
+#include "remat/data/epoch_order.hpp"
+#include "remat/dist/gradient_reducer.hpp"
+#include "remat/dist/world.hpp"
+#include "remat/train/micro_batches.hpp"
+#include "remat/train/run_folders.hpp"
+
+namespace remat::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* optimiser_file = "optimiser.safetensors";
+constexpr const char* run_state_file = "run_state.json";
+// Validation's batches (a masked LM's masks) are the same at every validation: keyed by a step no run reaches.
+constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::max();
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+const char* not_finite_kind(double value) { return std::isnan(value) ? "nan" : "infinite"; }
+
+// `into` becomes a copy of `from`, in the buffers it already has where names and shapes agree: the
+// step keeps its last micro-batch without allocating.
+void copy_into(data::Batch& into, const data::Batch& from) {
+    auto copy = [](auto& to, const auto& source) {
+        for (const auto& [name, t] : source) {
+            const auto it = to.find(name);
+            if (it != to.end() && it->second.shape() == t.shape())
+                std::copy(t.begin(), t.end(), it->second.begin());
+            else
+                to.insert_or_assign(name, t);
+        }
+    };
+    copy(into.ids, from.ids);
+    copy(into.values, from.values);
+}
+
+}  // namespace
+
+// The run's examples in order: epoch after epoch, each in the order EpochOrder draws from the seed
+// and the epoch; the position is the RunState's (epoch, index).
+struct Trainer::Stream {
+    Stream(const data::Dataset& data, std::uint64_t seed) : data_(data), seed_(seed), size_(data.size()) {}
+
+    data::Batch next(std::size_t batch, RunState& at, const data::MaskingKey& key) {
+        std::vector<std::uint64_t> indices(batch);
+        for (std::uint64_t& index : indices) {
+            turn(at);
+            if (!order_ || order_epoch_ != at.epoch) {
+                order_.emplace(seed_, at.epoch, size_);
+                order_epoch_ = at.epoch;
+            }
+            index = (*order_)[at.index];
+            ++at.index;
+        }
+        return data_.batch(indices, key);
+    }
+    // Moves past `batch` examples without reading them (another rank's micro-batch).
+    void skip(std::size_t batch, RunState& at) const {
+        for (std::size_t b = 0; b < batch; ++b) {
+            turn(at);
+            ++at.index;
+        }
+    }
+    double epochs_done(const RunState& at) const {
+        return static_cast<double>(at.epoch) + static_cast<double>(at.index) / static_cast<double>(size_);
+    }
+
+private:
+    void turn(RunState& at) const {
+        if (at.index < size_) return;
+        ++at.epoch;
+        at.index = 0;
+    }
+
+    const data::Dataset& data_;
+    std::uint64_t seed_, size_;
+    std::optional<data::EpochOrder> order_;
+    std::uint64_t order_epoch_ = 0;
+};
+
+Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions options)
+    : model_(model), data_(data), o_(std::move(options)) {
+    if (o_.steps < 1) throw ValueError("a training run needs at least 1 step, got " + std::to_string(o_.steps));
+    if (o_.batch < 1 || o_.accumulate < 1)
+        throw ValueError("batch and accumulate must be at least 1, got " + std::to_string(o_.batch) + " and " +
+                         std::to_string(o_.accumulate));
+    if (data_.size() == 0) throw ValueError(data_.name() + ": no examples to train on");
+    if (o_.valid && o_.valid->size() == 0) throw ValueError(o_.valid->name() + ": no examples to validate on");
+    if (o_.save && !o_.save_model) throw ValueError("a run that saves checkpoints needs save_model");
+    if (o_.world) {
+        ranks_ = o_.world->size();
+        rank_ = o_.world->rank();
+    }
+    model_.set_training(true);
+    optimiser_ = model_.trainer_adamw(o_.adamw);
+    state_ = RunState{.seed = o_.seed, .arguments = o_.arguments};
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::resume(const fs::path& folder) {
+    const RunState saved = load_run_state(folder / run_state_file);
+    for (const auto& [name, value] : o_.arguments) {
+        const auto find = [&](const auto& list) {
+            return std::find_if(list.begin(), list.end(), [&](const auto& a) { return a.first == name; });
+        };
+        auto it = find(saved.arguments);
+        const auto added = find(o_.added_arguments);
+        const std::string was = it != saved.arguments.end() ? it->second
+                                 : added != o_.added_arguments.end() ? added->second
+                                                                     : throw FormatError(folder.string() + ": the saved run has no " + name +
+                                                                                         "; it was not written by this remat");
+        if (was != value)
+            throw ResumeMismatch(name + " " + value + " differs from the run being resumed (" + was + " in " + folder.string() + ")");
+    }
+    optimiser_->load_state(folder / optimiser_file);
+    if (optimiser_->step() != saved.step)
+        throw FormatError(folder.string() + ": the optimiser state is at step " + std::to_string(optimiser_->step()) +
+                          ", the run state at step " + std::to_string(saved.step));
+    state_.step = saved.step;
+    state_.epoch = saved.epoch;
+    state_.index = saved.index;
+    state_.tokens = saved.tokens;
+}
+
+data::Batch Trainer::next_batch() const {
+    RunState at = state_;
+    Stream first(data_, o_.seed);
+    return first.next(o_.batch, at, {.seed = o_.seed, .step = static_cast<std::uint64_t>(state_.step + 1), .micro_batch = 0});
+}
+
+// Data parallel: rank r takes the batches b with b mod N = r, and the per-batch sums are added in
+// batch order on every rank, as one process adds them.
+double Trainer::validate() {
+    if (!o_.valid) throw ValueError("validate: the run has no validation data");
+    const data::Dataset& valid = *o_.valid;
+    const std::uint64_t count = o_.valid_examples ? std::min(o_.valid_examples, valid.size()) : valid.size();
+    ad::UseBackend use(tape_);
+    ad::NoGrad no_grad;
+    const Autocast autocast(o_.precision);
+    model_.set_training(false);
+    std::vector<double> batch_sums((count + o_.batch - 1) / o_.batch, 0.0);  // Σ of the batch's example losses
+    for (std::size_t k = rank_; k < batch_sums.size(); k += ranks_) {
+        const std::uint64_t first = k * o_.batch, b = std::min<std::uint64_t>(o_.batch, count - first);
+        std::vector<std::uint64_t> indices(b);
+        for (std::uint64_t i = 0; i < b; ++i) indices[i] = first + i;
+        const data::Batch in = valid.batch(indices, {.seed = o_.seed, .step = validation_step, .micro_batch = k});
+        batch_sums[k] = static_cast<double>(model_.training_loss(in).item()) * static_cast<double>(b);
+    }
+    if (o_.world) o_.world->sum_in_rank_order(std::span<double>(batch_sums));  // one rank's value per element: exact
+    double total = 0;
+    for (double v : batch_sums) total += v;
+    model_.set_training(true);
+    return total / static_cast<double>(count);
+}
+
+fs::path Trainer::save_checkpoint() {
+    if (!o_.save) throw ValueError("save_checkpoint: the run has no save folder");
+    const fs::path to = run_folder(*o_.save, state_.step);
+    if (rank_ != 0) return to;
+    if (o_.dropout) state_.generators = {{"dropout", o_.dropout->state()}};
+    write_folder_atomically(to, [&](const fs::path& partial) {
+        o_.save_model(partial);
+        optimiser_->save_state(partial / optimiser_file);
+        save_run_state(state_, partial / run_state_file);  // last: it marks the folder complete
+    });
+    if (o_.keep > 0) keep_latest(*o_.save, o_.keep);
+    return to;
+}
+
+RunSummary Trainer::run() {
+    const std::size_t micro_batches = o_.accumulate * ranks_;  // of a step, over all ranks
+    const std::uint64_t step_tokens = o_.batch * micro_batches * data_.tokens_per_example();
+    MicroBatches micro(model_.parameters());
+    // Data parallel: gradients summed across ranks in buckets, during backward unless asked otherwise.
+    std::optional<dist::GradientReducer> reducer;
+    if (ranks_ > 1) reducer.emplace(*o_.world, model_.parameters(), o_.bucket_bytes);
+    const GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
+                                            .progress = [&] { reducer->progress(); }};
+    Stream stream(data_, o_.seed);
+    if (last_batch_.ids.empty() && last_batch_.values.empty()) last_batch_ = next_batch();  // allocated here, not in a step
+    // A signal reaches the ranks at different steps: they stop at the same one, the first after any got it.
+    auto stop_signal = [&]() -> int {
+        const int here = o_.stop_requested ? o_.stop_requested() : 0;
+        if (ranks_ == 1) return here;
+        const float mine[] = {static_cast<float>(here)};
+        const std::vector<float> all = o_.world->all_gather(mine);
+        return static_cast<int>(*std::max_element(all.begin(), all.end()));
+    };
+    RunSummary summary{.first_step = state_.step, .last_step = state_.step};
+    while (state_.step < o_.steps && !(summary.stopped_by = stop_signal())) {
+        const auto start = Clock::now();
+        const float lr = o_.schedule ? o_.schedule(state_.step) : o_.adamw.lr;
+        optimiser_->set_learning_rate(lr);
+        const std::int64_t step = state_.step + 1;
+        memory::PeakScope peak;
+        std::optional<Autocast> autocast(std::in_place, o_.precision);  // forward and backward; the update after
+        std::size_t drawn = 0;  // of the step's micro-batches, all ranks', whose examples the stream has passed
+        StepGradient g = micro.run(tape_, o_.accumulate, [&](std::size_t i) {
+            const std::size_t j = rank_ * o_.accumulate + i;  // the step's micro-batch this is
+            const auto data_start = Clock::now();
+            for (; drawn < j; ++drawn) stream.skip(o_.batch, state_);
+            ++drawn;
+            if (o_.dropout)  // keyed (seed, step, micro-batch)
+                *o_.dropout = Generator(o_.seed).fork(static_cast<std::uint64_t>(step)).fork(j);
+            const data::Batch in = stream.next(o_.batch, state_, {.seed = o_.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
+            summary.data_seconds += since(data_start);
+            copy_into(last_batch_, in);
+            return model_.training_loss(in);
+        }, micro_batches, reducer && o_.sum_during_backward ? &sum_during_backward : nullptr);
+        for (; drawn < micro_batches; ++drawn) stream.skip(o_.batch, state_);
+        autocast.reset();
+        std::optional<double> communication;
+        if (ranks_ > 1) {  // G = G_0 + G_1 + … over the ranks' micro-batches, in order; the loss over all of them
+            const auto communication_start = Clock::now();  // what backward did not hide
+            if (!o_.sum_during_backward)
+                for (std::size_t i = 0; i < g.grads.size(); ++i) reducer->ready(i, g.grads[i]);
+            g.grads = reducer->finish();
+            const std::vector<float> losses = o_.world->all_gather(g.losses);
+            double sum = 0;
+            for (float l : losses) sum += l;
+            g.loss = static_cast<float>(sum / static_cast<double>(losses.size()));
+            communication = since(communication_start);
+        }
+        const float norm = clip_grad_norm(std::span<Tensor* const>(g.grads), o_.clip > 0 ? o_.clip : std::numeric_limits<float>::infinity());
+        if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
+            const bool in_loss = !std::isfinite(g.loss);
+            throw Diverged("step " + std::to_string(step) + ": the " + (in_loss ? "loss" : "gradient norm") + " is " +
+                               not_finite_kind(in_loss ? g.loss : norm),
+                           in_loss);
+        }
+        optimiser_->update(g.grads);
+        state_.step = step;
+        state_.tokens += step_tokens;
+        const double seconds = since(start);
+        summary.seconds += seconds;
+        summary.tokens += step_tokens;
+        const auto bookkeeping = Clock::now();
+        if (step == summary.first_step + 1) summary.first_loss = g.loss;
+        summary.last_loss = g.loss;
+        summary.last_step = step;
+
+        StepReport report{.step = step,
+                          .total = o_.steps,
+                          .epoch = stream.epochs_done(state_),
+                          .tokens = state_.tokens,
+                          .loss = g.loss,
+                          .lr = lr,
+                          .grad_norm = norm,
+                          .seconds = seconds,
+                          .tokens_per_second = static_cast<double>(step_tokens) / seconds,
+                          .peak_activation_bytes = peak.peak_above_baseline(),
+                          .valid_loss = std::nullopt,
+                          .communication_seconds = communication};
+        if (o_.valid && ((o_.validate_every && step % o_.validate_every == 0) || step == o_.steps)) {
+            summary.report_seconds += since(bookkeeping);  // validation is not the loop's overhead
+            report.valid_loss = summary.valid_loss = validate();
+            if (o_.on_step) o_.on_step(report);
+        } else {
+            if (o_.on_step) o_.on_step(report);
+            summary.report_seconds += since(bookkeeping);
+        }
+        if (o_.save && o_.save_every && step % o_.save_every == 0 && step < o_.steps) save_checkpoint();
+    }
+    if (summary.stopped_by && o_.save) summary.saved = save_checkpoint();
+    return summary;
+}
+
+}  // namespace remat::train
