@@ -122,7 +122,7 @@ int side_by_side(Make make, Header print_header, const std::vector<std::int64_t>
             if (!std::isfinite(m->loss)) {
                 progress.finish();
                 throw Failure("step " + std::to_string(k) + ": the " + name + " model's loss is " + not_finite_kind(m->loss) +
-                              where_not_finite(*model->model, {.input_ids = x}) + "; try a lower --lr or --clip");
+                              where_not_finite(*model->model, {.ids = {{"input_ids", x}}}) + "; try a lower --lr or --clip");
             }
         char status[128];
         std::snprintf(status, sizeof status, "step %zu/%zu  loss %.4f plain, %.4f checkpointed", k, steps,

@@ -11,7 +11,7 @@
 
 namespace remat::cli {
 
-std::string where_not_finite(models::Model& model, const models::Inputs& in) {
+std::string where_not_finite(models::Model& model, const data::Batch& in) {
     ad::NoGrad no_grad;
     nn::CheckFinite on;
     try {

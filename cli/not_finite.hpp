@@ -10,7 +10,7 @@ namespace remat::cli {
 // " (it first appears in the input of h.0.mlp.c_proj: …)" — the layer named by nn::CheckFinite's
 // ValueError, on a forward pass of `in` without recording — or "" when every layer's input is
 // finite (the loss itself, or the backward pass, made it).
-std::string where_not_finite(models::Model& model, const models::Inputs& in);
+std::string where_not_finite(models::Model& model, const data::Batch& in);
 
 // Throws Failure "<parameter> holds nan at index (3, 5); <consequence>" for the first parameter that
 // is not finite: an update can diverge after the last loss was computed (or a checkpoint hold a NaN

@@ -58,7 +58,7 @@ int plan(const PlanOptions& o) {
         labels.data()[i] = !masked || i % 7 == 0 ? ids.data()[i] : -100;
     }
     ad::Tape& tape = ad::default_tape();
-    auto loss = [&] { return model->loss(model->logits({.input_ids = ids}), labels); };
+    auto loss = [&] { return model->loss(model->logits({.ids = {{"input_ids", ids}}}), labels); };
     std::printf("model: %s (%s, %zu parameters), batch %zu x %zu tokens, training mode\n", folder.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), batch, seq);
     std::fflush(stdout);

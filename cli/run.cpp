@@ -33,7 +33,7 @@ struct Measured {
 
 // `repeats` timed passes of forward (+ loss + backward when there is a loss) on the default tape.
 // Parameter gradients accumulate on the tape, zeroed before each pass, and stay there for the caller.
-Measured measure(models::Model& model, const models::Inputs& in, const std::optional<IdTensor>& labels,
+Measured measure(models::Model& model, const data::Batch& in, const std::optional<IdTensor>& labels,
                  std::size_t repeats) {
     ad::Tape& tape = ad::default_tape();
     tape.reset();
@@ -141,8 +141,9 @@ int run(const RunOptions& options) {
     if (!labels && options.grads)
         throw Failure(options.input.string() + ": no tensor \"labels\": --grads needs a loss, and " + architecture.family +
                       "'s masked-LM loss needs labels");
-    const models::Inputs in{batch.input_ids, batch.attention_mask ? *batch.attention_mask : IdTensor(),
-                            batch.token_type_ids ? *batch.token_type_ids : IdTensor()};
+    data::Batch in{.ids = {{"input_ids", batch.input_ids}}};
+    if (batch.attention_mask) in.ids.emplace("attention_mask", *batch.attention_mask);
+    if (batch.token_type_ids) in.ids.emplace("token_type_ids", *batch.token_type_ids);
     check_run_fits(options.input.string() + ": input_ids " + to_string(batch.input_ids.shape()), checkpoint_weight_bytes(folder.dir),
                    batch.input_ids.shape()[0], batch.input_ids.shape()[1], summary.sizes.vocab_size,
                    {.weight_copies = options.grads ? 2u : 1u, .logit_copies = labels ? 2u : 1u});

@@ -301,7 +301,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     } catch (const train::Diverged& e) {
         progress.finish();
         throw Failure(std::string(e.what()) +
-                      (e.in_loss ? where_not_finite(*model, models::inputs_of(trainer.last_batch())) : "") + "; stopped" +
+                      (e.in_loss ? where_not_finite(*model, trainer.last_batch()) : "") + "; stopped" +
                       (o.save ? " (" + o.save->string() + " keeps only its earlier checkpoints)" : "") +
                       "; try a lower --lr or --clip");
     }

@@ -90,7 +90,7 @@ struct Trainer {
         StepResult r;
         {
             const Autocast autocast(precision);  // forward and backward; the update after, outside it
-            Var logits = model->logits({.input_ids = batch});
+            Var logits = model->logits({.ids = {{"input_ids", batch}}});
             Var loss = model->loss(logits, batch);
             tape.backward(loss);
             r.loss = loss.value().data()[0];

@@ -5,7 +5,7 @@
 //
 //   const models::Architecture& arch = models::find_for_config(folder / "config.json");
 //   std::unique_ptr<models::Model> model = models::load(arch, folder, Policy::parse("blocks"));
-//   Var logits = model->logits({.input_ids = ids});
+//   Var logits = model->logits({.ids = {{"input_ids", ids}}});
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -40,14 +40,6 @@ enum class TokenizerKind {
     none,            // remat has no tokenizer for it yet
 };
 
-// A batch, as HF's forward takes it; an absent tensor is default-constructed (0-d).
-struct Inputs {
-    IdTensor input_ids{};       // (B, T)
-    IdTensor attention_mask{};  // (B, T) of 1/0
-    IdTensor token_type_ids{};  // (B, T)
-};
-// The batch's input_ids (required), attention_mask and token_type_ids (where it holds them).
-Inputs inputs_of(const data::Batch& batch);
 
 // The sizes `remat init` sets and commands print, in each architecture's own fields.
 struct Sizes {
@@ -80,8 +72,10 @@ public:
     // Profiles the step `loss` computes for planning (planning::profile_checkpointing).
     virtual planning::Profile profile_checkpointing(const std::function<Var()>& loss,
                                                     const planning::ProfileOptions& options = {}) = 0;
-    // The head's output: logits (B, T, V); a base model's hidden states (B, T, C).
-    virtual Var logits(const Inputs& in) = 0;
+    // The head's output: logits (B, T, V); a base model's hidden states (B, T, C). The batch holds the
+    // forward's inputs by HF's names (a language model's "input_ids" (B, T), and "attention_mask",
+    // "token_type_ids" where it takes them); what the architecture does not read is ignored.
+    virtual Var logits(const data::Batch& in) = 0;
     // The architecture's own loss of logits against labels (ValueError for a base model).
     virtual Var loss(const Var& logits, const IdTensor& labels) = 0;
     // loss(logits(the batch's inputs), its "labels").

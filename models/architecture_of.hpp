@@ -47,7 +47,7 @@ public:
                                             const planning::ProfileOptions& options) override {
         return planning::profile_checkpointing(model_, loss, options);
     }
-    Var logits(const Inputs& in) override { return Facts::logits(model_, in); }
+    Var logits(const data::Batch& in) override { return Facts::logits(model_, in); }
     Var loss(const Var& logits, const IdTensor& labels) override {
         if constexpr (requires { model_.loss(logits, labels); })
             return model_.loss(logits, labels);

@@ -128,14 +128,7 @@ std::unique_ptr<Model> load(const Architecture& architecture, const std::filesys
     return model;
 }
 
-Inputs inputs_of(const data::Batch& batch) {
-    Inputs in{.input_ids = batch.id("input_ids")};
-    if (const auto it = batch.ids.find("attention_mask"); it != batch.ids.end()) in.attention_mask = it->second;
-    if (const auto it = batch.ids.find("token_type_ids"); it != batch.ids.end()) in.token_type_ids = it->second;
-    return in;
-}
-
-Var Model::training_loss(const data::Batch& batch) { return loss(logits(inputs_of(batch)), batch.id("labels")); }
+Var Model::training_loss(const data::Batch& batch) { return loss(logits(batch), batch.id("labels")); }
 
 std::string join(const std::vector<std::string>& items, const std::string& last_separator) {
     std::string out;

@@ -29,8 +29,10 @@ struct Facts {
         if (r.n_embd) c.intermediate_size = 4 * c.hidden_size;
     }
     template <class M>
-    static Var logits(M& model, const models::Inputs& in) {
-        return model(Inputs{in.input_ids, in.token_type_ids, in.attention_mask});
+    static Var logits(M& model, const data::Batch& in) {
+        const IdTensor* types = in.find_id("token_type_ids");
+        const IdTensor* mask = in.find_id("attention_mask");
+        return model(Inputs{in.id("input_ids"), types ? *types : IdTensor(), mask ? *mask : IdTensor()});
     }
 };
 

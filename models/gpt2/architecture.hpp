@@ -32,8 +32,10 @@ struct LMHead {
     static models::Summary summary(const Config& c);  // sizes, no token types, resid_pdrop
     // input_ids and attention_mask (GPT-2 takes no token types).
     template <class M>
-    static Var logits(M& model, const models::Inputs& in) {
-        return model(in.input_ids, in.attention_mask);
+    static Var logits(M& model, const data::Batch& in) {
+        const IdTensor absent;  // the model's "no mask"
+        const IdTensor* mask = in.find_id("attention_mask");
+        return model(in.id("input_ids"), mask ? *mask : absent);
     }
 };
 

@@ -52,8 +52,10 @@ struct FamilyFacts {
                 c.attention_dropout};
     }
     template <class M>
-    static Var logits(M& model, const models::Inputs& in) {
-        return model(in.input_ids, in.attention_mask);
+    static Var logits(M& model, const data::Batch& in) {
+        const IdTensor absent;  // the model's "no mask"
+        const IdTensor* mask = in.find_id("attention_mask");
+        return model(in.id("input_ids"), mask ? *mask : absent);
     }
 };
 

@@ -25,6 +25,10 @@ IdTensor windows_of(const TokenCorpus& corpus, std::span<const std::uint64_t> in
 
 const IdTensor& Batch::id(const std::string& name) const { return named(ids, name); }
 const Tensor& Batch::value(const std::string& name) const { return named(values, name); }
+const IdTensor* Batch::find_id(const std::string& name) const {
+    const auto it = ids.find(name);
+    return it == ids.end() ? nullptr : &it->second;
+}
 
 CausalLmWindows::CausalLmWindows(const TokenCorpus& corpus, std::size_t seq) : corpus_(corpus), seq_(seq) {}
 

@@ -59,7 +59,7 @@ void try_load(const fs::path& dir, const std::string& text) {
             IdTensor ids = IdTensor::from_shape({1, t});
             for (std::size_t i = 0; i < t; ++i) ids(0, i) = static_cast<std::int64_t>(i % s.sizes.vocab_size);
             ad::NoGrad no_grad;
-            (void)model->logits({.input_ids = ids});
+            (void)model->logits({.ids = {{"input_ids", ids}}});
         }
     } catch (const Error&) {
     }

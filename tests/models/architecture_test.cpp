@@ -36,7 +36,7 @@ const std::string& hf_class_for(const std::string& config) { return models::find
 std::pair<float, std::vector<Tensor>> train_step(models::Model& model, train::Optimiser& optimiser, const IdTensor& ids) {
     ad::Tape tape;
     ad::UseBackend use(tape);
-    Var logits = model.logits({.input_ids = ids});
+    Var logits = model.logits({.ids = {{"input_ids", ids}}});
     Var loss = model.loss(logits, ids);
     tape.backward(loss);
     std::vector<Tensor> grads;

@@ -29,6 +29,8 @@ struct Batch {
     // ValueError "the batch has no \"labels\"" for a name it does not hold.
     const IdTensor& id(const std::string& name) const;
     const Tensor& value(const std::string& name) const;
+    // An optional input: null when the batch has none.
+    const IdTensor* find_id(const std::string& name) const;
 };
 
 class Dataset {

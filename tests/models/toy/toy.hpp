@@ -71,8 +71,8 @@ struct Facts {
     }
     static models::Summary summary(const Config& c);
     template <class M>
-    static Var logits(M& model, const models::Inputs& in) {
-        return model(in.input_ids);
+    static Var logits(M& model, const data::Batch& in) {
+        return model(in.id("input_ids"));
     }
 };
 
