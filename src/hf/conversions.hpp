@@ -5,10 +5,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "remat/core/bfloat16.hpp"
 
 namespace remat::hf::detail {
+
+// A tensor (Tensor or IdTensor) of a checkpoint's shape, to read its data into.
+template <class Container>
+Container shaped(const std::vector<std::size_t>& shape) {
+    return Container::from_shape(typename Container::shape_type(shape.begin(), shape.end()));
+}
 
 template <class T>
 T load(const std::byte* p) {  // checkpoint data has no alignment guarantee

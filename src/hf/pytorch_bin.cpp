@@ -31,6 +31,7 @@ namespace {
 using detail::bfloat_to_float;
 using detail::half_to_float;
 using detail::load;
+using detail::shaped;
 using detail::Kind;
 using detail::kind_name;
 using detail::list_string;
@@ -234,10 +235,6 @@ void gather(const std::vector<std::byte>& storage, std::size_t offset, const std
     }
 }
 
-template <class Container>
-Container shaped(const std::vector<std::size_t>& shape) {
-    return Container::from_shape(typename Container::shape_type(shape.begin(), shape.end()));
-}
 }  // namespace
 
 Tensor PytorchBinFile::read_float(const TensorInfo& t) const {

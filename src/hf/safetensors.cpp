@@ -266,6 +266,7 @@ Header parse_header(std::string_view text, std::size_t data_size) {
 using detail::bfloat_to_float;
 using detail::half_to_float;
 using detail::load;
+using detail::shaped;
 
 // ------------------------------------------------------------------------------------------ writing
 
@@ -447,11 +448,6 @@ std::pair<std::span<const std::byte>, std::size_t> checked(const SafetensorsFile
                           (bytes ? std::to_string(*bytes) : std::string("too many")) + " bytes, data_offsets give " +
                           std::to_string(data.size()));
     return {data, data.size() / size_of(t.dtype)};
-}
-
-template <class Container>
-Container shaped(const std::vector<std::size_t>& shape) {
-    return Container::from_shape(typename Container::shape_type(shape.begin(), shape.end()));
 }
 
 template <class From, class To, class Convert>

@@ -60,7 +60,7 @@ RotaryTables rotary_tables(const std::vector<double>& inv_freq, std::size_t T) {
 
 RotaryTables rotary_tables(const std::vector<double>& inv_freq, const IdTensor& positions) {
     if (positions.dimension() != 2)
-        throw ShapeError("rotary_tables: expected position ids (B, T), got " + to_string(Shape(positions.shape().begin(), positions.shape().end())));
+        throw ShapeError("rotary_tables: expected position ids (B, T), got " + remat::to_string(Shape(positions.shape().begin(), positions.shape().end())));
     for (const std::int64_t p : positions)
         if (p < 0) throw ValueError("rotary_tables: position id " + std::to_string(p) + " is negative");
     return tables_of(inv_freq, Shape{positions.shape()[0], positions.shape()[1]}, positions.size(),

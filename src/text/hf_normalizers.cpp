@@ -14,7 +14,7 @@ using json = nlohmann::json;
 
 namespace {
 
-[[noreturn]] void icu_failed(const char* what, UErrorCode error) {
+[[noreturn]] void normalizer_icu_failed(const char* what, UErrorCode error) {
     throw Error(std::string("tokenizer: ICU failed in ") + what + ": " + u_errorName(error));
 }
 
@@ -22,26 +22,26 @@ namespace {
 std::string nfc(std::string text) {
     UErrorCode error = U_ZERO_ERROR;
     const UNormalizer2* form = unorm2_getNFCInstance(&error);
-    if (U_FAILURE(error)) icu_failed("loading NFC data", error);
+    if (U_FAILURE(error)) normalizer_icu_failed("loading NFC data", error);
     std::int32_t length = 0;
     u_strFromUTF8(nullptr, 0, &length, text.data(), static_cast<std::int32_t>(text.size()), &error);
-    if (error != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(error)) icu_failed("UTF-8 to UTF-16", error);
+    if (error != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(error)) normalizer_icu_failed("UTF-8 to UTF-16", error);
     error = U_ZERO_ERROR;
     std::u16string in(static_cast<std::size_t>(length), u'\0');
     u_strFromUTF8(in.data(), length, nullptr, text.data(), static_cast<std::int32_t>(text.size()), &error);
-    if (U_FAILURE(error)) icu_failed("UTF-8 to UTF-16", error);
+    if (U_FAILURE(error)) normalizer_icu_failed("UTF-8 to UTF-16", error);
     if (unorm2_isNormalized(form, in.data(), length, &error) && U_SUCCESS(error)) return text;
     error = U_ZERO_ERROR;
     std::u16string out(in.size() * 3 + 16, u'\0');  // NFC grows a text by at most 3x (Unicode's stated bound)
     const std::int32_t n = unorm2_normalize(form, in.data(), length, out.data(), static_cast<std::int32_t>(out.size()), &error);
-    if (U_FAILURE(error)) icu_failed("NFC", error);
+    if (U_FAILURE(error)) normalizer_icu_failed("NFC", error);
     std::int32_t bytes = 0;
     u_strToUTF8(nullptr, 0, &bytes, out.data(), n, &error);
-    if (error != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(error)) icu_failed("UTF-16 to UTF-8", error);
+    if (error != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(error)) normalizer_icu_failed("UTF-16 to UTF-8", error);
     error = U_ZERO_ERROR;
     std::string utf8(static_cast<std::size_t>(bytes), '\0');
     u_strToUTF8(utf8.data(), bytes, nullptr, out.data(), n, &error);
-    if (U_FAILURE(error)) icu_failed("UTF-16 to UTF-8", error);
+    if (U_FAILURE(error)) normalizer_icu_failed("UTF-16 to UTF-8", error);
     return utf8;
 }
 

@@ -12,18 +12,14 @@
 #include "remat/core/random.hpp"
 #include "remat/ops.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/random_tensor.hpp"
 
 using namespace remat;
 
 namespace {
-Tensor random_tensor(const Shape& shape, std::uint64_t seed, float std = 1.0f) {
-    Tensor t = empty(shape);
-    Generator g(seed);
-    g.fill_normal(t.data(), t.size(), 0.0f, std);
-    return t;
-}
+using test::random_tensor;
 
-struct Block {
+struct TanhBlock {
     Tensor w, b;
     Var operator()(const Var& x) const {
         return x + ops::tanh(ops::linear(x, ad::leaf(w), ad::leaf(b), ops::WeightLayout::out_in));
@@ -40,13 +36,13 @@ struct Report {
 TEST_CASE("backward hooks: each leaf reported once, when its gradient is final") {
     const std::size_t C = 6;
     // Blocks 0, 1, 2 and then block 1 again: its weights are read by two regions.
-    std::vector<Block> blocks;
+    std::vector<TanhBlock> blocks;
     for (std::uint64_t l = 0; l < 3; ++l) blocks.push_back({random_tensor({C, C}, 10 + l, 0.4f), random_tensor({C}, 20 + l, 0.1f)});
     const std::size_t sequence[] = {0, 1, 2, 1};
     Tensor input = random_tensor({4, C}, 5);
     Tensor unused = random_tensor({3}, 6);  // a leaf whose only use needs no gradient
     std::vector<Tensor*> wrt = {&input};
-    for (Block& b : blocks) wrt.insert(wrt.end(), {&b.w, &b.b});
+    for (TanhBlock& b : blocks) wrt.insert(wrt.end(), {&b.w, &b.b});
 
     auto& tape = ad::default_tape();
     for (int depth : {0, 1, 2}) {  // plain; each block checkpointed; pairs checkpointed with blocks inside

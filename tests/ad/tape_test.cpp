@@ -9,16 +9,12 @@
 #include "remat/core/random.hpp"
 #include "remat/ops.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/random_tensor.hpp"
 
 using namespace remat;
 
 namespace {
-Tensor random_tensor(const Shape& shape, std::uint64_t seed, float std = 1.0f) {
-    Tensor t = empty(shape);
-    Generator g(seed);
-    g.fill_normal(t.data(), t.size(), 0.0f, std);
-    return t;
-}
+using test::random_tensor;
 
 // A two-layer residual MLP block: x + W2·gelu(W1·x + b1) + b2, with dropout on the branch.
 struct Block {

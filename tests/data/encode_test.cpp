@@ -18,6 +18,8 @@
 #include "remat/data/token_file.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 using namespace remat::data;
@@ -26,20 +28,12 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer";
+using test::tokenizer_fixtures;
 
-std::string read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-void write_bytes(const fs::path& p, const std::string& bytes) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << bytes;
-}
+using test::read_text;
+using test::write_bytes;
 
-Ids read_all(const fs::path& p) {
+Ids read_ids(const fs::path& p) {
     const TokenFile f = TokenFile::open(p);
     Ids ids(f.tokens());
     f.read(0, ids.size(), ids.data());
@@ -59,7 +53,7 @@ Ids expected(const text::Tokenizer& tok, const std::vector<std::string>& docs) {
 // Documents of real text with the awkward parts: long runs without a safe cut, CJK, "<|endoftext|>"
 // inside a document, bytes that are not UTF-8, an empty document.
 std::vector<std::string> documents() {
-    const std::string base = read_bytes(fs::path(REMAT_FIXTURES) / ".." / ".." / "data" / "founding-texts.txt");
+    const std::string base = read_text(fs::path(REMAT_FIXTURES) / ".." / ".." / "data" / "founding-texts.txt");
     std::vector<std::string> docs;
     docs.push_back(base);
     docs.push_back(base.substr(100, 900) + " It's <|endoftext|> inside\n\n\t 日本語のテキスト。\n\xFF\xC3 end");
@@ -97,7 +91,7 @@ TEST_CASE("encode: round trip") {
         inputs.push_back(dir.path / ("doc" + std::to_string(i) + ".txt"));
         write_bytes(inputs.back(), docs[i]);
     }
-    const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(fixtures / "vocab.json", fixtures / "merges.txt");
+    const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(tokenizer_fixtures / "vocab.json", tokenizer_fixtures / "merges.txt");
     const text::ByteTokenizer bytes;
     for (const text::Tokenizer* tok : {static_cast<const text::Tokenizer*>(&gpt2), static_cast<const text::Tokenizer*>(&bytes)}) {
         const Ids want = expected(*tok, docs);
@@ -115,7 +109,7 @@ TEST_CASE("encode: round trip") {
                     ++calls;
                 };
                 const EncodeReport r = encode(*tok, 99, inputs, out, options);
-                CHECK(read_all(out) == want);
+                CHECK(read_ids(out) == want);
                 CHECK(r.train.documents == docs.size());
                 CHECK(r.train.tokens == want.size());
                 std::uint64_t total = 0;
@@ -132,14 +126,14 @@ TEST_CASE("encode: round trip") {
 
 TEST_CASE("encode: a stretch with no safe cut is cut anyway at the bound, with a warning") {
     test::TempDir dir;
-    const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(fixtures / "vocab.json", fixtures / "merges.txt");
+    const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(tokenizer_fixtures / "vocab.json", tokenizer_fixtures / "merges.txt");
     const fs::path doc = dir.path / "long.txt";
     write_bytes(doc, std::string(10000, 'x'));
     const EncodeReport r = encode(gpt2, 1, {doc}, dir.path / "o.tok", chunks(2, 100, 1000));
     REQUIRE(r.warnings.size() >= 9);
     CHECK(r.warnings[0] == doc.string() + ": no place to cut without changing the ids in 1000 bytes from byte 0; cut at byte 999 anyway "
                                           "(the ids next to it may differ from encoding the document at once)");
-    CHECK(gpt2.decode(read_all(dir.path / "o.tok")) == std::string(10000, 'x'));
+    CHECK(gpt2.decode(read_ids(dir.path / "o.tok")) == std::string(10000, 'x'));
 }
 
 TEST_CASE("encode: folders, validation splits and failures") {
@@ -157,12 +151,12 @@ TEST_CASE("encode: folders, validation splits and failures") {
         CHECK(list_documents(inputs) == std::vector<fs::path>{dir.path / "in" / "a.txt", dir.path / "in" / "b.txt",
                                                                dir.path / "in" / "sub" / "c.txt", dir.path / "d.txt"});
         encode(bytes, 1, inputs, dir.path / "o.tok");
-        CHECK(bytes.decode(read_all(dir.path / "o.tok")) == "abbccccdddddddd");
+        CHECK(bytes.decode(read_ids(dir.path / "o.tok")) == "abbccccdddddddd");
     }
     SUBCASE("--valid-docs: the last N documents") {
         const EncodeReport r = encode(bytes, 1, inputs, dir.path / "o.tok", valid_docs(2));
-        CHECK(bytes.decode(read_all(dir.path / "o.tok")) == "abb");
-        CHECK(bytes.decode(read_all(dir.path / "o.tok.valid")) == "ccccdddddddd");
+        CHECK(bytes.decode(read_ids(dir.path / "o.tok")) == "abb");
+        CHECK(bytes.decode(read_ids(dir.path / "o.tok.valid")) == "ccccdddddddd");
         REQUIRE(r.valid);
         CHECK(r.valid->path == dir.path / "o.tok.valid");
         CHECK(r.valid->documents == 2);
@@ -176,10 +170,10 @@ TEST_CASE("encode: folders, validation splits and failures") {
         CHECK(encode(bytes, 1, inputs, dir.path / "o.tok", valid_fraction(0.99)).valid->documents == 3);
     }
     SUBCASE("GPT-2: documents of each file are joined by <|endoftext|>, each file starts without one") {
-        const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(fixtures / "vocab.json", fixtures / "merges.txt");
+        const text::Gpt2Tokenizer gpt2 = text::Gpt2Tokenizer::from_files(tokenizer_fixtures / "vocab.json", tokenizer_fixtures / "merges.txt");
         encode(gpt2, 1, inputs, dir.path / "o.tok", valid_docs(2));
-        CHECK(gpt2.decode(read_all(dir.path / "o.tok")) == "a<|endoftext|>bb");
-        CHECK(gpt2.decode(read_all(dir.path / "o.tok.valid")) == "cccc<|endoftext|>dddddddd");
+        CHECK(gpt2.decode(read_ids(dir.path / "o.tok")) == "a<|endoftext|>bb");
+        CHECK(gpt2.decode(read_ids(dir.path / "o.tok.valid")) == "cccc<|endoftext|>dddddddd");
     }
     SUBCASE("bad splits and inputs, and nothing is written") {
         const fs::path out = dir.path / "o.tok";

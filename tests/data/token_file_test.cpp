@@ -13,6 +13,7 @@
 #include "remat/data/fingerprint.hpp"
 #include "remat/data/token_file.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 using namespace remat::data;
@@ -21,13 +22,8 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-std::string read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+using test::read_text;
+using test::write_bytes;
 
 std::string le(std::uint64_t v, int n) {
     std::string s;
@@ -64,7 +60,7 @@ TEST_CASE("TokenFile") {
             w.write(Ids{42});
             w.commit();
         }
-        const std::string bytes = read_bytes(path);
+        const std::string bytes = read_text(path);
         CHECK(bytes.size() == 64 + 4 * 2);
         CHECK(bytes.substr(0, 64) == header(4, 2, 50257, 1, 0x0123456789abcdefull));
         CHECK(bytes.substr(64) == le(1, 2) + le(50256, 2) + le(0, 2) + le(42, 2));
@@ -101,9 +97,9 @@ TEST_CASE("TokenFile") {
         {
             TokenFileWriter w(path, 1, 256);
             w.write(Ids{1, 2, 3});
-            CHECK(read_bytes(path) == "old");
+            CHECK(read_text(path) == "old");
         }
-        CHECK(read_bytes(path) == "old");
+        CHECK(read_text(path) == "old");
         CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);  // no temporary left
         TokenFileWriter w(path, 1, 256);
         CHECK_THROWS_WITH_AS(w.write(Ids{256}), doctest::Contains("token 0 is 256, outside the vocabulary [0, 256)"), ValueError);

@@ -14,6 +14,7 @@
 #include "remat/generation/generate.hpp"
 #include "remat/hf/safetensors.hpp"
 #include "remat/layers/modes.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES);
+using test::fixtures;
 
 std::vector<double> probabilities(std::initializer_list<double> p) { return std::vector<double>(p); }
 

@@ -27,6 +27,7 @@
 #include "remat/hf/safetensors.hpp"
 #include "tests/support/same_bits.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 using test::same_bits;
@@ -35,10 +36,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 const fs::path bins = fixtures / "bin";
 
-std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+using test::bits;
 
 // The expected message of a file: its path, then the problem.
 std::string at(const fs::path& file, const std::string& problem) { return file.string() + ": " + problem; }

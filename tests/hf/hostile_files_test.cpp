@@ -14,13 +14,14 @@
 #include "remat/hf/weight_files.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 
 std::string error_of(const std::function<void()>& f) {
     try {

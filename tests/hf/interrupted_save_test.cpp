@@ -18,18 +18,17 @@
 #include "models/gpt2/pretrained.hpp"
 #include "remat/hf/load.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 using test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 
-std::string read_all(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::read_text;
 
 std::vector<std::string> listing(const fs::path& dir) {
     std::vector<std::string> names;
@@ -95,10 +94,10 @@ pid_t kill_mid_write(const fs::path& dir, const std::string& final_name, std::ui
 TEST_CASE("hf::save killed while writing leaves the previous model folder intact") {
     TempDir dir;
     auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-    const std::string previous_json = read_all(fixtures / "gpt2-tiny" / "config.json");
+    const std::string previous_json = read_text(fixtures / "gpt2-tiny" / "config.json");
     hf::save(previous, previous_json, dir.path);
-    const std::string model_before = read_all(dir.path / "model.safetensors");
-    const std::string config_before = read_all(dir.path / "config.json");
+    const std::string model_before = read_text(dir.path / "model.safetensors");
+    const std::string config_before = read_text(dir.path / "config.json");
     REQUIRE(config_before == previous_json);
 
     // ~190 MB of parameters (GPT-2 small's embeddings and one block): writing takes long enough to be
@@ -110,8 +109,8 @@ TEST_CASE("hf::save killed while writing leaves the previous model folder intact
         hf::save(model, big.to_json(), dir.path);
     });
 
-    CHECK(read_all(dir.path / "model.safetensors") == model_before);
-    CHECK(read_all(dir.path / "config.json") == config_before);
+    CHECK(read_text(dir.path / "model.safetensors") == model_before);
+    CHECK(read_text(dir.path / "config.json") == config_before);
     // Only the killed process's temporaries are left beside them, never under a final name.
     const std::string suffix = ".tmp-" + std::to_string(pid);
     CHECK(listing(dir.path) == std::vector<std::string>{"config.json", "config.json" + suffix, "model.safetensors",
@@ -125,22 +124,22 @@ TEST_CASE("write_safetensors killed while writing leaves the previous file intac
     const fs::path path = dir.path / "big.safetensors";
     const Tensor small{1.0f, 2.0f, 3.0f};
     hf::write_safetensors(path, {hf::f32("w", small)});
-    const std::string before = read_all(path);
+    const std::string before = read_text(path);
 
     const pid_t pid = kill_mid_write(dir.path, "big.safetensors", 1 << 20, [&] {
         const Tensor big = full(Shape{64u << 20}, 0.5f);  // 256 MB
         hf::write_safetensors(path, {hf::f32("w", big)});
     });
-    CHECK(read_all(path) == before);
+    CHECK(read_text(path) == before);
     CHECK(listing(dir.path) == std::vector<std::string>{"big.safetensors", "big.safetensors.tmp-" + std::to_string(pid)});
 }
 
 TEST_CASE("hf::save whose writes fail (file size limit) removes its temporaries and keeps the previous files") {
     TempDir dir;
     auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-    hf::save(previous, read_all(fixtures / "gpt2-tiny" / "config.json"), dir.path);
-    const std::string model_before = read_all(dir.path / "model.safetensors");
-    const std::string config_before = read_all(dir.path / "config.json");
+    hf::save(previous, read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
+    const std::string model_before = read_text(dir.path / "model.safetensors");
+    const std::string config_before = read_text(dir.path / "config.json");
 
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);
@@ -173,17 +172,17 @@ TEST_CASE("hf::save whose writes fail (file size limit) removes its temporaries 
 
     const fs::path model = dir.path / "model.safetensors";
     CHECK(message == model.string() + ": cannot write \"" + model.string() + ".tmp-" + std::to_string(pid) + "\": File too large");
-    CHECK(read_all(model) == model_before);
-    CHECK(read_all(dir.path / "config.json") == config_before);
+    CHECK(read_text(model) == model_before);
+    CHECK(read_text(dir.path / "config.json") == config_before);
     CHECK(listing(dir.path) == std::vector<std::string>{"config.json", "model.safetensors"});
 }
 
 TEST_CASE("hf::save renames neither file when the second cannot be written") {
     TempDir dir;
     auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-    hf::save(previous, read_all(fixtures / "gpt2-tiny" / "config.json"), dir.path);
-    const std::string model_before = read_all(dir.path / "model.safetensors");
-    const std::string config_before = read_all(dir.path / "config.json");
+    hf::save(previous, read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
+    const std::string model_before = read_text(dir.path / "model.safetensors");
+    const std::string config_before = read_text(dir.path / "config.json");
 
     // config.json's temporary name is taken by a folder: creating it fails after model.safetensors'
     // temporary exists. Writing one file after the other would already have replaced model.safetensors.
@@ -195,7 +194,7 @@ TEST_CASE("hf::save renames neither file when the second cannot be written") {
                          ((dir.path / "config.json").string() + ": cannot create \"" + blocker.string() + "\": Is a directory").c_str(),
                          hf::FormatError);
     fs::remove_all(blocker);
-    CHECK(read_all(dir.path / "model.safetensors") == model_before);
-    CHECK(read_all(dir.path / "config.json") == config_before);
+    CHECK(read_text(dir.path / "model.safetensors") == model_before);
+    CHECK(read_text(dir.path / "config.json") == config_before);
     CHECK(listing(dir.path) == std::vector<std::string>{"config.json", "model.safetensors"});
 }

@@ -11,6 +11,7 @@
 #include "remat/layers/modes.hpp"
 #include "tests/support/same_bits.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 using test::TempDir;
@@ -18,7 +19,7 @@ using test::same_bits;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 
 gpt2::Config tiny_config() { return gpt2::Config::from_file(fixtures / "gpt2-tiny" / "config.json"); }
 

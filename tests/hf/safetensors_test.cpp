@@ -17,6 +17,8 @@
 
 #include "remat/hf/safetensors.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/same_bits.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -24,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // A scratch folder with the safetensors files a test writes.
-struct TempDir : test::TempDir {
+struct SafetensorsDir : test::TempDir {
     // A file holding exactly `bytes`.
     fs::path file(const std::string& bytes, const std::string& name = "t.safetensors") const { return write(name, bytes); }
     // A safetensors file: the header's length as 8 bytes little-endian, the header, the data section.
@@ -42,10 +44,7 @@ std::string le64(std::uint64_t n) {
     return s;
 }
 
-std::string read_all(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::read_text;
 
 std::string zeros(std::size_t n) { return std::string(n, '\0'); }
 
@@ -57,7 +56,7 @@ std::string bytes_of(std::initializer_list<T> values) {
     return s;
 }
 
-std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+using test::bits;
 
 // Opening the file raises FormatError "<path>: <message>".
 #define CHECK_REJECTS_FILE(bytes, message)                                                                                \
@@ -77,7 +76,7 @@ const std::string a8 = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})"
 }  // namespace
 
 TEST_CASE("safetensors: round trip of F32, I64 and an F64 scalar with metadata is bit-exact") {
-    TempDir dir;
+    SafetensorsDir dir;
     Tensor w = empty({2, 3});
     const std::uint32_t patterns[] = {0x00000000u, 0x80000000u, 0x7FC00001u /* NaN payload */, 0x00000001u /* subnormal */,
                                       0x7F800000u, 0x3DCCCCCDu};
@@ -130,13 +129,13 @@ TEST_CASE("safetensors: round trip of F32, I64 and an F64 scalar with metadata i
 }
 
 TEST_CASE("safetensors: the header is padded with spaces to a multiple of 8 bytes") {
-    TempDir dir;
+    SafetensorsDir dir;
     const float x = 1.0f;
     for (std::size_t length = 1; length <= 9; ++length) {
         CAPTURE(length);
         const fs::path p = dir / "pad.safetensors";
         hf::write_safetensors(p, {{std::string(length, 'x'), hf::DType::F32, {}, std::as_bytes(std::span(&x, 1))}});
-        const std::string file = read_all(p);
+        const std::string file = read_text(p);
         std::uint64_t n = 0;
         std::memcpy(&n, file.data(), 8);
         CHECK(n % 8 == 0);
@@ -151,7 +150,7 @@ TEST_CASE("safetensors: the header is padded with spaces to a multiple of 8 byte
 }
 
 TEST_CASE("safetensors: F16, BF16 and F64 decode to the hand-computed float") {
-    TempDir dir;
+    SafetensorsDir dir;
     // F16: sign 1, exponent 5 (bias 15), mantissa 10. BF16: the top half of a float.
     const std::string f16 = bytes_of<std::uint16_t>({0x0000, 0x8000, 0x3C00, 0xC000, 0x7BFF, 0x0001, 0x03FF, 0x0400, 0x8001, 0x3555,
                                                       0x7C00, 0xFC00, 0x7E00});
@@ -203,7 +202,7 @@ TEST_CASE("safetensors: F16, BF16 and F64 decode to the hand-computed float") {
 }
 
 TEST_CASE("safetensors: integer dtypes widen to int64; wrong dtypes are refused by name") {
-    TempDir dir;
+    SafetensorsDir dir;
     const fs::path p = dir.raw(R"({"i8":{"dtype":"I8","shape":[2],"data_offsets":[0,2]},)"
                                R"("u8":{"dtype":"U8","shape":[2],"data_offsets":[2,4]},)"
                                R"("i16":{"dtype":"I16","shape":[1],"data_offsets":[4,6]},)"
@@ -246,7 +245,7 @@ TEST_CASE("safetensors: integer dtypes widen to int64; wrong dtypes are refused 
 }
 
 TEST_CASE("safetensors: valid edge cases open") {
-    TempDir dir;
+    SafetensorsDir dir;
     SUBCASE("no tensors") { CHECK(hf::SafetensorsFile::open(dir.raw("{}")).tensors().empty()); }
     SUBCASE("metadata only, header padded") {
         const auto f = hf::SafetensorsFile::open(dir.raw(R"({"__metadata__":{"b":"2","a":"1"}}   )"));
@@ -276,7 +275,7 @@ TEST_CASE("safetensors: valid edge cases open") {
 }
 
 TEST_CASE("safetensors: malformed files are rejected with a message naming the problem") {
-    TempDir dir;
+    SafetensorsDir dir;
     const std::string good = bytes_of<float>({1.0f, 2.0f});
 
     SUBCASE("length prefix") {
@@ -384,7 +383,7 @@ TEST_CASE("safetensors: malformed files are rejected with a message naming the p
 }
 
 TEST_CASE("safetensors: writing is atomic") {
-    TempDir dir;
+    SafetensorsDir dir;
     const Tensor w{1.0f, 2.0f, 3.0f};
 
     SUBCASE("into a directory that does not exist: throws, creates nothing") {
@@ -400,7 +399,7 @@ TEST_CASE("safetensors: writing is atomic") {
     SUBCASE("a rejected request leaves the previous file byte-identical") {
         const fs::path p = dir / "model.safetensors";
         hf::write_safetensors(p, {hf::f32("w", w)}, {{"version", "1"}});
-        const std::string before = read_all(p);
+        const std::string before = read_text(p);
         const Tensor other{4.0f, 5.0f, 6.0f};
         const double x = 1.0;
         const std::string where = p.string() + ": ";
@@ -415,7 +414,7 @@ TEST_CASE("safetensors: writing is atomic") {
                              (where + R"(duplicate metadata key "k")").c_str(), hf::FormatError);
         CHECK_THROWS_WITH_AS(hf::write_safetensors(p, {hf::f32("w\xff", other)}), (where + "the name of tensor 0 is not valid UTF-8").c_str(),
                              hf::FormatError);
-        CHECK(read_all(p) == before);
+        CHECK(read_text(p) == before);
         CHECK(dir.entries() == 1);
     }
     SUBCASE("a folder in the way is refused before a temporary is made") {
@@ -440,7 +439,7 @@ TEST_CASE("safetensors: writing is atomic") {
 
 TEST_CASE("safetensors: files from an independent writer read, and re-write byte-identically") {
     // The fixtures were written by tests/fixtures/make_model_fixtures.py (Python's json and struct).
-    TempDir dir;
+    SafetensorsDir dir;
     for (const char* name : {"gpt2-tiny/model.safetensors", "gpt2-tiny-reference.safetensors", "bert-tiny/model.safetensors",
                              "bert-tiny-reference.safetensors"}) {
         CAPTURE(name);
@@ -457,20 +456,20 @@ TEST_CASE("safetensors: files from an independent writer read, and re-write byte
         }
         const fs::path copy = dir / "copy.safetensors";
         hf::write_safetensors(copy, tensors, f.metadata());
-        CHECK(read_all(copy) == read_all(original));
+        CHECK(read_text(copy) == read_text(original));
     }
 }
 
 TEST_CASE("safetensors: corrupted files raise FormatError, never crash or read out of bounds") {
     // Deterministic mutations of a valid file: truncations, byte flips, and bytes overwritten with
     // JSON punctuation. Run under AddressSanitizer, this is the out-of-bounds check.
-    TempDir dir;
+    SafetensorsDir dir;
     const Tensor w{1.0f, 2.0f, 3.0f, 4.0f};
     const IdTensor ids{7, 8};
     const double x = 0.5;
     const fs::path valid = dir / "valid.safetensors";
     hf::write_safetensors(valid, {hf::f32("w", w), hf::i64("ids", ids), hf::f64_scalar("x", x)}, {{"k", "v"}});
-    const std::string original = read_all(valid);
+    const std::string original = read_text(valid);
 
     std::uint64_t state = 0x9E3779B97F4A7C15ull;  // splitmix64: the same cases on every platform
     auto next = [&] {

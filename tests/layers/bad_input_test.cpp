@@ -10,16 +10,18 @@
 #include "models/gpt2/pretrained.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/layers.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/constant.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 constexpr float not_a_number = std::numeric_limits<float>::quiet_NaN();
 constexpr float infinity = std::numeric_limits<float>::infinity();
 
-Var constant(const Tensor& t) { return Var(std::make_shared<const Tensor>(t)); }
+using test::constant;
 
 Tensor ones(const Shape& shape) { return full(shape, 1.0f); }
 

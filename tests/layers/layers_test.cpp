@@ -11,6 +11,7 @@
 #include "remat/layers.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
+#include "tests/support/constant.hpp"
 
 using namespace remat;
 
@@ -20,7 +21,7 @@ Tensor randn(const Shape& shape, std::uint64_t seed) {
     Generator(seed).fill_normal(t.data(), t.size());
     return t;
 }
-Var constant(const Tensor& t) { return Var(std::make_shared<const Tensor>(t)); }
+using test::constant;
 
 // Compares the tape's gradients of sum(layer(input) ⊙ R) for every parameter and the input with
 // central finite differences.

@@ -13,6 +13,7 @@
 #include "remat/hf/safetensors.hpp"
 #include "tests/models/toy/toy.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/read_text.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -22,12 +23,7 @@ namespace {
 using test::TempDir;
 using test::same_bits;
 
-std::string read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using test::read_text;
 
 const std::string& hf_class_for(const std::string& config) { return models::find_for_config(config, "config.json").hf_class; }
 
@@ -111,7 +107,7 @@ TEST_CASE("a toy architecture registered from the test tree loads, trains, saves
     CHECK(created->count_parameters() == 40 * 8 + 16 * 8 + 2 * (8 * 24 + 24 + 8 * 8 + 8) + 40 * 8);
 
     // What `remat run` and `remat train` do: the folder's entry, the model built and loaded.
-    const std::string saved_config = read_bytes(first.path / "config.json");
+    const std::string saved_config = read_text(first.path / "config.json");
     CHECK(&models::find_for_config(saved_config, "config.json") == &arch);
     hf::LoadReport report;
     auto plain = models::load(arch, first.path, Policy::none(), std::make_shared<Generator>(11), &report);
@@ -148,9 +144,9 @@ TEST_CASE("a toy architecture registered from the test tree loads, trains, saves
     checkpointed->save(saved_config, second.path);
     TempDir third;
     models::load(arch, second.path, Policy::sqrt())->save(saved_config, third.path);
-    CHECK(read_bytes(second.path / "model.safetensors") == read_bytes(third.path / "model.safetensors"));
-    CHECK(read_bytes(third.path / "config.json") == saved_config);
-    CHECK(read_bytes(second.path / "model.safetensors") != read_bytes(first.path / "model.safetensors"));  // it trained
+    CHECK(read_text(second.path / "model.safetensors") == read_text(third.path / "model.safetensors"));
+    CHECK(read_text(third.path / "config.json") == saved_config);
+    CHECK(read_text(second.path / "model.safetensors") != read_text(first.path / "model.safetensors"));  // it trained
 
     // Its naming facts: a checkpoint with the base prefix, a tied tensor and a buffer loads, and only
     // the tensor the model does not know is reported.

@@ -15,11 +15,12 @@
 #include "remat/ops/precision.hpp"
 #include "remat/train/gradient.hpp"
 #include "tests/support/compare_reference.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 
 namespace {
-const std::filesystem::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 
 template <class Model>
 void check_bf16(Model& model, const std::filesystem::path& reference_file, const std::string& what) {

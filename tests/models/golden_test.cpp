@@ -9,11 +9,12 @@
 #include "remat/layers/modes.hpp"
 #include "remat/train/gradient.hpp"
 #include "tests/support/compare_reference.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 
 namespace {
-const std::filesystem::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 using test::compare_gradients;
 using test::relative_difference;
 }  // namespace

@@ -12,6 +12,7 @@
 #include "remat/core/memory.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -20,7 +21,7 @@ using remat::test::read_text;
 
 namespace {
 
-const fs::path fixtures = REMAT_FIXTURES;
+using test::fixtures;
 
 // A copy of tests/fixtures/<name> whose config.json has `field` set to `value`.
 fs::path with_field(const test::TempDir& tmp, const std::string& name, const std::string& field, const std::string& value) {

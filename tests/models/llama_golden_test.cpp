@@ -14,16 +14,16 @@
 using namespace remat;
 
 namespace {
-const std::filesystem::path fixtures = std::filesystem::path(REMAT_FIXTURES) / "llama";
+const std::filesystem::path llama_fixtures = std::filesystem::path(REMAT_FIXTURES) / "llama";
 
 template <class Facts>
 void check_case(const std::string& folder, const std::string& reference_name) {
     CAPTURE(reference_name);
     hf::LoadReport report;
-    auto model = models::from_pretrained<Facts>(fixtures / folder, &report);
+    auto model = models::from_pretrained<Facts>(llama_fixtures / folder, &report);
     CHECK(report.warnings.empty());
     nn::testmode(model);
-    const auto reference = hf::SafetensorsFile::open(fixtures / (reference_name + "-reference.safetensors"));
+    const auto reference = hf::SafetensorsFile::open(llama_fixtures / (reference_name + "-reference.safetensors"));
     const IdTensor ids = reference.read_int(*reference.find("input_ids"));
     const IdTensor labels = reference.read_int(*reference.find("labels"));
     const IdTensor mask = reference.find("attention_mask") ? reference.read_int(*reference.find("attention_mask")) : IdTensor();

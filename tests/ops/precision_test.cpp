@@ -15,17 +15,13 @@
 #include "remat/ops/precision.hpp"
 #include "remat/ops/threads.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/random_tensor.hpp"
 
 using namespace remat;
 using test::same_bits;
 
 namespace {
-Tensor random_tensor(const Shape& shape, std::uint64_t seed) {
-    Tensor t = empty(shape);
-    Generator g(seed);
-    g.fill_normal(t.data(), t.size(), 0.0f, 1.0f);
-    return t;
-}
+using test::random_tensor;
 
 double rounded(float x, bool to_bf16) { return to_bf16 ? from_bfloat16(to_bfloat16(x)) : x; }
 

@@ -1,5 +1,5 @@
 #pragma once
-// A file's bytes, for tests that compare against fixtures.
+// A file's bytes, for tests that compare against fixtures; writing them.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +12,12 @@ inline std::string read_text(const std::filesystem::path& p) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+// Writes `bytes` as the whole file, making its folder if needed.
+inline void write_bytes(const std::filesystem::path& p, const std::string& bytes) {
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << bytes;
 }
 
 }  // namespace remat::test

@@ -27,7 +27,7 @@ using remat::test::read_text;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer_json";
+const fs::path tokenizer_json_fixtures = fs::path(REMAT_FIXTURES) / "tokenizer_json";
 
 std::string gunzip(const fs::path& p) {
     gzFile f = gzopen(p.c_str(), "rb");
@@ -41,7 +41,7 @@ std::string gunzip(const fs::path& p) {
 
 // The fixture's tokenizer folder, with tokenizer.json unpacked into `tmp` when it ships gzipped.
 fs::path tokenizer_folder(const std::string& name, const TempDir& tmp) {
-    const fs::path dir = fixtures / name;
+    const fs::path dir = tokenizer_json_fixtures / name;
     if (fs::exists(dir / "tokenizer.json")) return dir;
     tmp.write("tokenizer.json", gunzip(dir / "tokenizer.json.gz"));
     fs::copy_file(dir / "tokenizer_config.json", tmp / "tokenizer_config.json");
@@ -63,7 +63,7 @@ std::string show(const Ids& ids) { return json(ids).dump(); }
 void check_against_fixture(const std::string& name) {
     TempDir tmp;
     const HfTokenizer tokenizer = HfTokenizer::from_folder(tokenizer_folder(name, tmp));
-    const json expected = json::parse(read_text(fixtures / name / "expected.json"));
+    const json expected = json::parse(read_text(tokenizer_json_fixtures / name / "expected.json"));
     Mismatches m;
     std::size_t cases = 0;
     for (const json& c : expected["cases"]) {
@@ -110,7 +110,7 @@ TEST_CASE("tokenizer.json: real tokenizers against transformers.js and HF's toke
     SUBCASE("GPT-2: ByteLevel with its regex") { check_against_fixture("gpt2"); }
     SUBCASE("what the folders say about themselves") {
         TempDir tmp;
-        const HfTokenizer mistral = HfTokenizer::from_folder(fixtures / "mistral");
+        const HfTokenizer mistral = HfTokenizer::from_folder(tokenizer_json_fixtures / "mistral");
         CHECK(mistral.describe() == "tokenizer.json BPE (tokenizer.json + tokenizer_config.json, 32000 tokens, byte fallback)");
         CHECK(mistral.bos_id() == 1);
         CHECK(mistral.eos_id() == 2);

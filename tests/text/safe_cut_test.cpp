@@ -12,6 +12,7 @@
 
 #include "remat/text/tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 using namespace remat::text;
@@ -20,7 +21,7 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer";
+using test::tokenizer_fixtures;
 
 std::string read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -63,7 +64,7 @@ void check_random_cuts(const Tokenizer& tok, const std::string& text, int cuts, 
 }  // namespace
 
 TEST_CASE("last_safe_cut") {
-    const Gpt2Tokenizer gpt2 = Gpt2Tokenizer::from_files(fixtures / "vocab.json", fixtures / "merges.txt");
+    const Gpt2Tokenizer gpt2 = Gpt2Tokenizer::from_files(tokenizer_fixtures / "vocab.json", tokenizer_fixtures / "merges.txt");
 
     SUBCASE("GPT-2: random cuts of real and adversarial text give the ids of the whole") {
         std::string text;
@@ -82,7 +83,7 @@ TEST_CASE("last_safe_cut") {
     }
     SUBCASE("an added token holding a space is never cut through") {
         remat::test::TempDir dir;
-        nlohmann::json t = nlohmann::json::parse(read_file(fixtures / "tokenizer.json"));
+        nlohmann::json t = nlohmann::json::parse(read_file(tokenizer_fixtures / "tokenizer.json"));
         t["added_tokens"].push_back({{"id", 577}, {"content", "<|x y|>"}, {"special", true}});
         std::ofstream(dir.path / "tokenizer.json") << t.dump();
         const Gpt2Tokenizer spaced = Gpt2Tokenizer::from_tokenizer_json(dir.path / "tokenizer.json");

@@ -21,6 +21,7 @@
 #include "remat/text/tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace remat;
 using namespace remat::text;
@@ -33,7 +34,7 @@ using remat::test::read_text;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES) / "tokenizer";
+using test::tokenizer_fixtures;
 
 std::string from_hex(const std::string& hex) {
     std::string bytes;
@@ -48,7 +49,7 @@ struct Case {
 
 std::vector<Case> reference_cases() {
     std::vector<Case> cases;
-    const json encodings = json::parse(read_text(fixtures / "encodings.json"));
+    const json encodings = json::parse(read_text(tokenizer_fixtures / "encodings.json"));
     for (const json& c : encodings["cases"]) {
         Case k{c["name"], c.value("tokenizer", ""), c.contains("hex") ? from_hex(c["hex"]) : c["text"].get<std::string>(), {}, c["ids"]};
         k.decoded = c.value("decoded", k.text);
@@ -60,7 +61,7 @@ std::vector<Case> reference_cases() {
 // The 256 byte-symbol tokens of the fixture vocabulary (ids 0..255, GPT-2's layout), to build small
 // tokenizers on.
 json byte_vocab() {
-    json all = json::parse(read_text(fixtures / "vocab.json")), bytes = json::object();
+    json all = json::parse(read_text(tokenizer_fixtures / "vocab.json")), bytes = json::object();
     for (const auto& [token, id] : all.items())
         if (id.get<int>() < 256) bytes[token] = id;
     return bytes;
@@ -70,7 +71,7 @@ Gpt2Tokenizer small_tokenizer(const TempDir& tmp, json vocab, const std::string&
     return Gpt2Tokenizer::from_files(tmp.write("vocab.json", vocab.dump()), tmp.write("merges.txt", merges));
 }
 
-Gpt2Tokenizer fixture_tokenizer() { return Gpt2Tokenizer::from_files(fixtures / "vocab.json", fixtures / "merges.txt"); }
+Gpt2Tokenizer fixture_tokenizer() { return Gpt2Tokenizer::from_files(tokenizer_fixtures / "vocab.json", tokenizer_fixtures / "merges.txt"); }
 
 }  // namespace
 
@@ -78,7 +79,7 @@ TEST_CASE("Gpt2Tokenizer encodes as HF's GPT2Tokenizer") {
     const auto cases = reference_cases();
     REQUIRE(cases.size() >= 20);
     const auto main = fixture_tokenizer();
-    const auto out_of_order = Gpt2Tokenizer::from_files(fixtures / "out-of-order" / "vocab.json", fixtures / "out-of-order" / "merges.txt");
+    const auto out_of_order = Gpt2Tokenizer::from_files(tokenizer_fixtures / "out-of-order" / "vocab.json", tokenizer_fixtures / "out-of-order" / "merges.txt");
 
     SUBCASE("vocab.json + merges.txt") {
         for (const Case& c : cases) {
@@ -87,7 +88,7 @@ TEST_CASE("Gpt2Tokenizer encodes as HF's GPT2Tokenizer") {
         }
     }
     SUBCASE("tokenizer.json, merges as \"a b\", gives the same ids") {
-        const auto from_json = Gpt2Tokenizer::from_tokenizer_json(fixtures / "tokenizer.json");
+        const auto from_json = Gpt2Tokenizer::from_tokenizer_json(tokenizer_fixtures / "tokenizer.json");
         CHECK(from_json.vocab_size() == main.vocab_size());
         for (const Case& c : cases) {
             INFO("case: " << c.name);
@@ -95,7 +96,7 @@ TEST_CASE("Gpt2Tokenizer encodes as HF's GPT2Tokenizer") {
         }
     }
     SUBCASE("tokenizer.json, merges as [\"a\", \"b\"], gives the same ids") {
-        const auto from_json = Gpt2Tokenizer::from_tokenizer_json(fixtures / "out-of-order" / "tokenizer.json");
+        const auto from_json = Gpt2Tokenizer::from_tokenizer_json(tokenizer_fixtures / "out-of-order" / "tokenizer.json");
         for (const Case& c : cases) {
             INFO("case: " << c.name);
             if (!c.tokenizer.empty()) CHECK(from_json.encode(c.text) == c.ids);
@@ -104,7 +105,7 @@ TEST_CASE("Gpt2Tokenizer encodes as HF's GPT2Tokenizer") {
     SUBCASE("vocab_size and describe") {
         CHECK(main.vocab_size() == 577);
         CHECK(main.describe() == "GPT-2 byte-level BPE (vocab.json + merges.txt, 577 tokens)");
-        CHECK(Gpt2Tokenizer::from_tokenizer_json(fixtures / "tokenizer.json").describe() ==
+        CHECK(Gpt2Tokenizer::from_tokenizer_json(tokenizer_fixtures / "tokenizer.json").describe() ==
               "GPT-2 byte-level BPE (tokenizer.json, 577 tokens)");
     }
 }
@@ -120,7 +121,7 @@ TEST_CASE("Gpt2Tokenizer decodes") {
     }
     SUBCASE("the byte alphabet of OpenAI's bytes_to_unicode") {
         // Printable bytes stand for themselves, the other 68 for U+0100 onwards in byte order.
-        const json vocab = json::parse(read_text(fixtures / "vocab.json"));
+        const json vocab = json::parse(read_text(tokenizer_fixtures / "vocab.json"));
         auto bytes_of = [&](const char* symbol) { return tokenizer.decode(Ids{vocab[symbol].get<std::int64_t>()}); };
         CHECK(bytes_of("!") == "!");
         CHECK(bytes_of("~") == "~");
@@ -158,9 +159,9 @@ TEST_CASE("Gpt2Tokenizer decodes") {
     }
 }
 
-TEST_CASE("Gpt2Tokenizer on text the fixtures do not cover") {
+TEST_CASE("Gpt2Tokenizer on text the tokenizer_fixtures do not cover") {
     const auto tokenizer = fixture_tokenizer();
-    const json vocab = json::parse(read_text(fixtures / "vocab.json"));
+    const json vocab = json::parse(read_text(tokenizer_fixtures / "vocab.json"));
     auto id = [&](const char* token) { return vocab[token].get<std::int64_t>(); };
 
     SUBCASE("an invalid byte encodes as U+FFFD would") {
@@ -185,8 +186,8 @@ TEST_CASE("Gpt2Tokenizer on text the fixtures do not cover") {
         CHECK(t.encode("x \u00ACy") == Ids{byte("x"), 257, byte("\u00AC"), byte("y")});  // '¬' is punctuation
     }
     SUBCASE("long pieces: one heap pass per rank, not one scan per merge") {
-        const auto aa = Gpt2Tokenizer::from_files(fixtures / "out-of-order" / "vocab.json", fixtures / "out-of-order" / "merges.txt");
-        const json small = json::parse(read_text(fixtures / "out-of-order" / "vocab.json"));
+        const auto aa = Gpt2Tokenizer::from_files(tokenizer_fixtures / "out-of-order" / "vocab.json", tokenizer_fixtures / "out-of-order" / "merges.txt");
+        const json small = json::parse(read_text(tokenizer_fixtures / "out-of-order" / "vocab.json"));
         const Ids ids = aa.encode(std::string(1 << 20, 'a'));  // "a a" then "aa aa": 2^18 times "aaaa"
         CHECK(ids == Ids(1 << 18, small["aaaa"].get<std::int64_t>()));
         const std::string spaces = std::string(1 << 20, ' ') + "x";
@@ -194,7 +195,7 @@ TEST_CASE("Gpt2Tokenizer on text the fixtures do not cover") {
     }
     SUBCASE("added tokens are matched before the regex, leftmost then longest") {
         TempDir tmp;
-        json j = json::parse(read_text(fixtures / "tokenizer.json"));
+        json j = json::parse(read_text(tokenizer_fixtures / "tokenizer.json"));
         j["added_tokens"].push_back({{"id", 577}, {"content", "<|end"}, {"special", true}});
         j["added_tokens"].push_back({{"id", 580}, {"content", "ü!"}, {"special", false}});
         const auto added = Gpt2Tokenizer::from_tokenizer_json(tmp.write("tokenizer.json", j.dump()));
@@ -211,7 +212,7 @@ TEST_CASE("Gpt2Tokenizer on text the fixtures do not cover") {
         CHECK(added.decode(Ids{580, 577}) == "ü!<|end");
     }
     SUBCASE("encode is safe to call from several threads") {
-        const std::string text = read_text(fixtures / "merges.txt");
+        const std::string text = read_text(tokenizer_fixtures / "merges.txt");
         const Ids expected = tokenizer.encode(text);
         std::vector<Ids> got(4);
         std::vector<std::thread> threads;
@@ -287,7 +288,7 @@ TEST_CASE("Malformed tokenizer files") {
                              hf::FormatError);
     }
     SUBCASE("tokenizer.json") {
-        const json good = json::parse(read_text(fixtures / "tokenizer.json"));
+        const json good = json::parse(read_text(tokenizer_fixtures / "tokenizer.json"));
         const std::string t = (tmp / "tokenizer.json").string();
         auto with = [&](const std::function<void(json&)>& change) {
             json j = good;
@@ -317,10 +318,10 @@ TEST_CASE("Malformed tokenizer files") {
                              hf::FormatError);
         CHECK_THROWS_WITH_AS(with([](json& j) { j["added_tokens"][0]["id"] = 5; }),
                              (t + ": added_tokens[0]: \"<|endoftext|>\" has id 5 but model.vocab gives it 576").c_str(), hf::FormatError);
-        const std::string duplicate = read_text(fixtures / "tokenizer.json").replace(1, 0, "\"model\": {},");
+        const std::string duplicate = read_text(tokenizer_fixtures / "tokenizer.json").replace(1, 0, "\"model\": {},");
         CHECK_THROWS_WITH_AS(Gpt2Tokenizer::from_tokenizer_json(tmp.write("tokenizer.json", duplicate)),
                              (t + ": duplicate key \"model\"").c_str(), hf::FormatError);
-        const std::string nested = read_text(fixtures / "tokenizer.json").replace(read_text(fixtures / "tokenizer.json").find("\"vocab\":{") + 9, 0, "\"ab\":1,");
+        const std::string nested = read_text(tokenizer_fixtures / "tokenizer.json").replace(read_text(tokenizer_fixtures / "tokenizer.json").find("\"vocab\":{") + 9, 0, "\"ab\":1,");
         CHECK_THROWS_WITH_AS(Gpt2Tokenizer::from_tokenizer_json(tmp.write("tokenizer.json", nested)),
                              (t + ": duplicate key \"ab\" in model.vocab").c_str(), hf::FormatError);
     }
@@ -348,14 +349,14 @@ TEST_CASE("ByteTokenizer") {
 TEST_CASE("tokenizer_for_folder") {
     TempDir tmp;
     SUBCASE("tokenizer.json first, as HF's AutoTokenizer prefers the fast tokenizer") {
-        auto [tokenizer, warnings] = tokenizer_for_folder(fixtures, 50257);
+        auto [tokenizer, warnings] = tokenizer_for_folder(tokenizer_fixtures, 50257);
         CHECK(tokenizer->describe() == "tokenizer.json BPE (tokenizer.json, 577 tokens)");
         CHECK(tokenizer->encode("It's") == fixture_tokenizer().encode("It's"));
         CHECK(warnings.empty());
     }
     SUBCASE("then vocab.json + merges.txt") {
-        fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
-        fs::copy_file(fixtures / "merges.txt", tmp / "merges.txt");
+        fs::copy_file(tokenizer_fixtures / "vocab.json", tmp / "vocab.json");
+        fs::copy_file(tokenizer_fixtures / "merges.txt", tmp / "merges.txt");
         auto [tokenizer, warnings] = tokenizer_for_folder(tmp.path, 577);
         CHECK(tokenizer->describe() == "GPT-2 byte-level BPE (vocab.json + merges.txt, 577 tokens)");
         CHECK(warnings.empty());
@@ -371,19 +372,19 @@ TEST_CASE("tokenizer_for_folder") {
                                                  "vocab_size of 256, but the model's is 255")
                                  .c_str(),
                              ValueError);
-        CHECK_THROWS_WITH_AS(tokenizer_for_folder(fixtures, 576),
-                             ((fixtures / "tokenizer.json").string() + ": the tokenizer's largest id is 576, but the model's vocab_size is 576").c_str(),
+        CHECK_THROWS_WITH_AS(tokenizer_for_folder(tokenizer_fixtures, 576),
+                             ((tokenizer_fixtures / "tokenizer.json").string() + ": the tokenizer's largest id is 576, but the model's vocab_size is 576").c_str(),
                              ValueError);
-        CHECK(tokenizer_for_folder(fixtures, 577).tokenizer->vocab_size() == 577);
+        CHECK(tokenizer_for_folder(tokenizer_fixtures, 577).tokenizer->vocab_size() == 577);
     }
     SUBCASE("half a tokenizer, or no folder, is an error") {
-        fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
+        fs::copy_file(tokenizer_fixtures / "vocab.json", tmp / "vocab.json");
         CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp.path, 50257), (tmp.path.string() + ": has vocab.json but no merges.txt, and no tokenizer.json").c_str(),
                              hf::FormatError);
         CHECK_THROWS_WITH_AS(tokenizer_for_folder(tmp / "missing", 50257), ((tmp / "missing").string() + ": not a folder").c_str(), ValueError);
     }
     SUBCASE("a malformed file is reported, not skipped") {
-        fs::copy_file(fixtures / "vocab.json", tmp / "vocab.json");
+        fs::copy_file(tokenizer_fixtures / "vocab.json", tmp / "vocab.json");
         tmp.write("merges.txt", "a b c\n");
         CHECK_THROWS_AS(tokenizer_for_folder(tmp.path, 50257), hf::FormatError);
     }

@@ -22,7 +22,7 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-const fs::path fixtures = fs::path(REMAT_FIXTURES) / "wordpiece";
+const fs::path wordpiece_fixtures = fs::path(REMAT_FIXTURES) / "wordpiece";
 
 json read_json(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -58,11 +58,11 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 }  // namespace
 
 TEST_CASE("wordpiece: ids equal the reference's, for every case and configuration") {
-    const json cases = read_json(fixtures / "encodings.json")["cases"];
+    const json cases = read_json(wordpiece_fixtures / "encodings.json")["cases"];
     REQUIRE(cases.size() >= 100);
     for (const json& c : cases) {
         CAPTURE(c["name"].get<std::string>());
-        const auto tokenizer = WordPieceTokenizer::from_vocab(fixtures / c["vocab"].get<std::string>() / "vocab.txt",
+        const auto tokenizer = WordPieceTokenizer::from_vocab(wordpiece_fixtures / c["vocab"].get<std::string>() / "vocab.txt",
                                                               options_of(c["options"]));
         const std::string text = c["text"].get<std::string>();
         const Ids ids = tokenizer.encode(text);
@@ -73,23 +73,23 @@ TEST_CASE("wordpiece: ids equal the reference's, for every case and configuratio
 
 TEST_CASE("wordpiece: the folder's tokenizer_config.json chooses cased or uncased") {
     const std::string text = "Café ΟΔΟΣ [CLS] x";
-    const json cases = read_json(fixtures / "encodings.json")["cases"];
+    const json cases = read_json(wordpiece_fixtures / "encodings.json")["cases"];
     for (const char* name : {"uncased", "cased"}) {
-        FolderTokenizer f = wordpiece_for_folder(fixtures / name, 1000);
+        FolderTokenizer f = wordpiece_for_folder(wordpiece_fixtures / name, 1000);
         CHECK(f.warnings.empty());
-        const auto options = WordPieceTokenizer::read_options(fixtures / name / "tokenizer_config.json");
+        const auto options = WordPieceTokenizer::read_options(wordpiece_fixtures / name / "tokenizer_config.json");
         CHECK(options.do_lower_case == (std::string(name) == "uncased"));
-        const auto direct = WordPieceTokenizer::from_vocab(fixtures / name / "vocab.txt", options);
+        const auto direct = WordPieceTokenizer::from_vocab(wordpiece_fixtures / name / "vocab.txt", options);
         CHECK(f.tokenizer->encode(text) == direct.encode(text));
         CHECK(f.tokenizer->describe() == "BERT WordPiece (vocab.txt, " + std::to_string(direct.vocab_size()) + " tokens, " + name + ")");
     }
     // Defaults as BertTokenizer's: uncased, accents stripped.
-    const auto uncased = WordPieceTokenizer::from_vocab(fixtures / "uncased" / "vocab.txt");
+    const auto uncased = WordPieceTokenizer::from_vocab(wordpiece_fixtures / "uncased" / "vocab.txt");
     CHECK(uncased.decode(uncased.encode("Café")) == "cafe");
 }
 
 TEST_CASE("wordpiece: special tokens, separator and decode") {
-    const auto t = WordPieceTokenizer::from_vocab(fixtures / "uncased" / "vocab.txt");
+    const auto t = WordPieceTokenizer::from_vocab(wordpiece_fixtures / "uncased" / "vocab.txt");
     // vocab.txt starts [PAD] [unused0] [unused1] [UNK] [CLS] [SEP] [MASK]
     CHECK(t.id_of("[PAD]") == 0);
     CHECK(t.id_of("[SEP]") == 5);
@@ -106,13 +106,13 @@ TEST_CASE("wordpiece: special tokens, separator and decode") {
 }
 
 TEST_CASE("wordpiece: bytes that are not UTF-8 vanish, as U+FFFD does") {
-    const auto t = WordPieceTokenizer::from_vocab(fixtures / "uncased" / "vocab.txt");
+    const auto t = WordPieceTokenizer::from_vocab(wordpiece_fixtures / "uncased" / "vocab.txt");
     CHECK(t.encode("te\xff" "xt \xe2\x82 model") == t.encode("text  model"));
 }
 
 TEST_CASE("wordpiece: the text may be cut at last_safe_cut, whatever follows") {
-    const auto uncased = WordPieceTokenizer::from_vocab(fixtures / "uncased" / "vocab.txt");
-    const auto cased = WordPieceTokenizer::from_vocab(fixtures / "cased" / "vocab.txt", {.do_lower_case = false});
+    const auto uncased = WordPieceTokenizer::from_vocab(wordpiece_fixtures / "uncased" / "vocab.txt");
+    const auto cased = WordPieceTokenizer::from_vocab(wordpiece_fixtures / "cased" / "vocab.txt", {.do_lower_case = false});
     // Fragments that stress each rule at a boundary: marks that combine (NFC) or are stripped, CJK,
     // controls, special tokens, punctuation, every kind of white space, invalid bytes.
     const std::vector<std::string> pieces = {
@@ -196,6 +196,6 @@ TEST_CASE("wordpiece: a BERT folder needs vocab.txt") {
     const std::string e = error_of([&] { (void)wordpiece_for_folder(dir.path, 100); });
     CHECK(e.find((dir.path / "vocab.txt").string() + ": missing") == 0);
     CHECK(contains(error_of([&] { (void)wordpiece_for_folder(dir.path / "nothing", 100); }), "not a folder"));
-    CHECK(error_of([&] { (void)wordpiece_for_folder(fixtures / "uncased", 100); }) ==
-          (fixtures / "uncased" / "vocab.txt").string() + ": the tokenizer's largest id is 524, but the model's vocab_size is 100");
+    CHECK(error_of([&] { (void)wordpiece_for_folder(wordpiece_fixtures / "uncased", 100); }) ==
+          (wordpiece_fixtures / "uncased" / "vocab.txt").string() + ": the tokenizer's largest id is 524, but the model's vocab_size is 100");
 }
