@@ -17,7 +17,7 @@ std::string position(const IdTensor& t, std::size_t flat) {
 }
 }  // namespace
 
-Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, std::vector<std::string>& unused) {
+data::Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, std::vector<std::string>& unused) {
     const auto file = hf::SafetensorsFile::open(path);
     const std::string where = path.string() + ": ";
     auto read = [&](const char* name, const Shape* expected) -> std::optional<IdTensor> {
@@ -32,55 +32,52 @@ Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, s
         return file.read_int(*t);
     };
 
-    Batch b;
-    {
-        auto ids = read("input_ids", nullptr);
-        if (!ids) throw Failure(where + "no tensor \"input_ids\" (the token ids, I64 of shape (B, T))");
-        b.input_ids = std::move(*ids);
-    }
-    const Shape shape(b.input_ids.shape().begin(), b.input_ids.shape().end());
+    auto ids = read("input_ids", nullptr);
+    if (!ids) throw Failure(where + "no tensor \"input_ids\" (the token ids, I64 of shape (B, T))");
+    const Shape shape(ids->shape().begin(), ids->shape().end());
     if (shape.size() != 2)
         throw Failure(where + "tensor \"input_ids\" has shape " + to_string(shape) + ", expected (B, T)");
-    if (b.input_ids.size() == 0) throw Failure(where + "tensor \"input_ids\" is empty, shape " + to_string(shape));
+    if (ids->size() == 0) throw Failure(where + "tensor \"input_ids\" is empty, shape " + to_string(shape));
     if (shape[1] > limits.max_positions)
         throw Failure(where + "input_ids has " + std::to_string(shape[1]) + " tokens per sequence, more than the model's " +
                       std::to_string(limits.max_positions) + " positions");
-    for (std::size_t i = 0; i < b.input_ids.size(); ++i) {
-        const std::int64_t id = b.input_ids.data()[i];
+    for (std::size_t i = 0; i < ids->size(); ++i) {
+        const std::int64_t id = ids->data()[i];
         if (id < 0 || static_cast<std::size_t>(id) >= limits.vocab_size)
-            throw Failure(where + "input_ids" + position(b.input_ids, i) + " = " + std::to_string(id) +
+            throw Failure(where + "input_ids" + position(*ids, i) + " = " + std::to_string(id) +
                           " is out of range for vocab_size " + std::to_string(limits.vocab_size));
     }
+    data::Batch b;
+    b.ids.emplace("input_ids", std::move(*ids));
 
-    b.attention_mask = read("attention_mask", &shape);
-    if (b.attention_mask) {
-        for (std::size_t i = 0; i < b.attention_mask->size(); ++i) {
-            const std::int64_t m = b.attention_mask->data()[i];
+    if (auto mask = read("attention_mask", &shape)) {
+        for (std::size_t i = 0; i < mask->size(); ++i) {
+            const std::int64_t m = mask->data()[i];
             if (m != 0 && m != 1)
-                throw Failure(where + "attention_mask" + position(*b.attention_mask, i) + " = " + std::to_string(m) +
-                              ", expected 0 or 1");
+                throw Failure(where + "attention_mask" + position(*mask, i) + " = " + std::to_string(m) + ", expected 0 or 1");
         }
+        b.ids.emplace("attention_mask", std::move(*mask));
     }
-    b.token_type_ids = read("token_type_ids", &shape);
-    if (b.token_type_ids) {
+    if (auto types = read("token_type_ids", &shape)) {
         if (limits.type_vocab_size == 0)
             throw Failure(where + "tensor \"token_type_ids\": this model takes no token type ids");
-        for (std::size_t i = 0; i < b.token_type_ids->size(); ++i) {
-            const std::int64_t t = b.token_type_ids->data()[i];
+        for (std::size_t i = 0; i < types->size(); ++i) {
+            const std::int64_t t = types->data()[i];
             if (t < 0 || static_cast<std::size_t>(t) >= limits.type_vocab_size)
-                throw Failure(where + "token_type_ids" + position(*b.token_type_ids, i) + " = " + std::to_string(t) +
+                throw Failure(where + "token_type_ids" + position(*types, i) + " = " + std::to_string(t) +
                               " is out of range for type_vocab_size " + std::to_string(limits.type_vocab_size));
         }
+        b.ids.emplace("token_type_ids", std::move(*types));
     }
-    b.labels = read("labels", &shape);
-    if (b.labels) {
-        for (std::size_t i = 0; i < b.labels->size(); ++i) {
-            const std::int64_t l = b.labels->data()[i];
+    if (auto labels = read("labels", &shape)) {
+        for (std::size_t i = 0; i < labels->size(); ++i) {
+            const std::int64_t l = labels->data()[i];
             if (l != -100 && (l < 0 || static_cast<std::size_t>(l) >= limits.vocab_size))
-                throw Failure(where + "labels" + position(*b.labels, i) + " = " + std::to_string(l) +
+                throw Failure(where + "labels" + position(*labels, i) + " = " + std::to_string(l) +
                               " is out of range for vocab_size " + std::to_string(limits.vocab_size) +
                               " (-100 = ignore)");
         }
+        b.ids.emplace("labels", std::move(*labels));
     }
     for (const hf::TensorInfo& t : file.tensors())
         if (t.name != "input_ids" && t.name != "attention_mask" && t.name != "token_type_ids" && t.name != "labels")

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "remat/core/tensor.hpp"
+#include "remat/data/dataset.hpp"
 
 namespace remat::cli {
 
@@ -15,14 +15,10 @@ struct InputLimits {
     std::size_t type_vocab_size;  // 0: the model takes no token_type_ids
 };
 
-struct Batch {
-    IdTensor input_ids;
-    std::optional<IdTensor> attention_mask, token_type_ids, labels;
-};
-
 // Throws Failure naming the file and the tensor: a missing input_ids, a dtype other than I64, a shape
 // other than input_ids' (B, T), a token id, token type or label out of range (labels may be -100),
-// a mask value other than 0 or 1. Tensors that are not inputs are reported by `unused`.
-Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, std::vector<std::string>& unused);
+// a mask value other than 0 or 1. Tensors that are not inputs are reported by `unused`. The batch
+// holds the tensors the file has, by name.
+data::Batch read_batch(const std::filesystem::path& path, const InputLimits& limits, std::vector<std::string>& unused);
 
 }  // namespace remat::cli

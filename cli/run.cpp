@@ -133,19 +133,18 @@ int run(const RunOptions& options) {
                       " has no language-model head to compute logits; remat run needs " + classes_with_a_head());
     const models::Summary summary = architecture.summary(folder.config_text);
     std::vector<std::string> unused;
-    Batch batch = read_batch(options.input,
-                             {summary.sizes.vocab_size, summary.sizes.n_positions, summary.type_vocab_size}, unused);
+    data::Batch in = read_batch(options.input,
+                                {summary.sizes.vocab_size, summary.sizes.n_positions, summary.type_vocab_size}, unused);
     report_unused(options.input, unused);
-    std::optional<IdTensor> labels = std::move(batch.labels);
-    if (!labels && architecture.objective == models::Objective::causal_lm) labels = batch.input_ids;  // HF: labels = input_ids
+    const IdTensor& input_ids = in.id("input_ids");
+    std::optional<IdTensor> labels;  // passed beside the inputs: measure() computes the loss itself
+    if (auto given = in.ids.extract("labels")) labels = std::move(given.mapped());
+    if (!labels && architecture.objective == models::Objective::causal_lm) labels = input_ids;  // HF: labels = input_ids
     if (!labels && options.grads)
         throw Failure(options.input.string() + ": no tensor \"labels\": --grads needs a loss, and " + architecture.family +
                       "'s masked-LM loss needs labels");
-    data::Batch in{.ids = {{"input_ids", batch.input_ids}}};
-    if (batch.attention_mask) in.ids.emplace("attention_mask", *batch.attention_mask);
-    if (batch.token_type_ids) in.ids.emplace("token_type_ids", *batch.token_type_ids);
-    check_run_fits(options.input.string() + ": input_ids " + to_string(batch.input_ids.shape()), checkpoint_weight_bytes(folder.dir),
-                   batch.input_ids.shape()[0], batch.input_ids.shape()[1], summary.sizes.vocab_size,
+    check_run_fits(options.input.string() + ": input_ids " + to_string(input_ids.shape()), checkpoint_weight_bytes(folder.dir),
+                   input_ids.shape()[0], input_ids.shape()[1], summary.sizes.vocab_size,
                    {.weight_copies = options.grads ? 2u : 1u, .logit_copies = labels ? 2u : 1u});
 
     auto model = load_model(folder, requested);

@@ -114,30 +114,18 @@ std::string save_model(models::Model& model, const ModelFolder& from, const fs::
     return written;
 }
 
-// How a masked LM frames the corpus: [CLS] + seq − 2 tokens + [SEP], masked as HF's
-// DataCollatorForLanguageModeling masks them; none for a causal LM (the windows as they are).
-struct MaskedFraming {
-    data::MaskingRule rule;
-    std::int64_t cls = 0, sep = 0;
-};
-std::optional<MaskedFraming> masked_framing(const models::Architecture& architecture, const text::Tokenizer& tokenizer,
+// A masked LM's windows are framed as BERT's and masked (data::BertFraming); a causal LM's are not.
+std::optional<data::BertFraming> framing_of(const models::Architecture& architecture, const text::Tokenizer& tokenizer,
                                             std::size_t seq) {
     if (architecture.objective != models::Objective::masked_lm) return std::nullopt;
     const auto* wordpiece = dynamic_cast<const text::WordPieceTokenizer*>(&tokenizer);
     if (!wordpiece) throw Failure(architecture.hf_class + " trains with a WordPiece tokenizer (vocab.txt)");
     if (seq < 3) throw Failure("--seq must be at least 3 for " + architecture.hf_class + " ([CLS] + tokens + [SEP])");
-    return MaskedFraming{.rule = {.special_ids = wordpiece->special_ids(),
-                                  .mask_id = *wordpiece->id_of("[MASK]"),
-                                  .vocab_size = wordpiece->vocab_size()},
-                         .cls = *wordpiece->id_of("[CLS]"),
-                         .sep = *wordpiece->id_of("[SEP]")};
-}
-
-// The examples of a corpus: windows of `seq` tokens, framed and masked for a masked LM.
-std::unique_ptr<data::Dataset> examples(const data::TokenCorpus& corpus, std::size_t seq,
-                                        const std::optional<MaskedFraming>& masked) {
-    if (!masked) return std::make_unique<data::CausalLmWindows>(corpus, seq);
-    return std::make_unique<data::MaskedLmWindows>(corpus, seq, masked->rule, masked->cls, masked->sep);
+    return data::BertFraming{.rule = {.special_ids = wordpiece->special_ids(),
+                                      .mask_id = *wordpiece->id_of("[MASK]"),
+                                      .vocab_size = wordpiece->vocab_size()},
+                             .cls_id = *wordpiece->id_of("[CLS]"),
+                             .sep_id = *wordpiece->id_of("[SEP]")};
 }
 
 std::string status(std::int64_t step, std::int64_t total, double epoch, float loss, float lr, double tokens_per_second,
@@ -170,17 +158,17 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
-    const std::optional<MaskedFraming> masked = masked_framing(*folder.architecture, *tokenizer.tokenizer, seq);
-    const std::size_t run = masked ? seq - 2 : seq;  // tokens a window takes from the data
+    const std::optional<data::BertFraming> framing = framing_of(*folder.architecture, *tokenizer.tokenizer, seq);
+    const std::size_t run = framing ? seq - 2 : seq;  // tokens a window takes from the data
     const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
     const data::TokenCorpus corpus = tokens.open(o.data, run);
     std::optional<data::TokenCorpus> valid;
-    std::unique_ptr<data::Dataset> valid_examples;
+    std::optional<data::LmWindows> valid_examples;
     std::size_t valid_count = 0;
     if (o.valid) {
         valid.emplace(tokens.open(*o.valid, run));
         valid_count = std::min(valid->windows(run), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
-        valid_examples = examples(*valid, seq, masked);
+        valid_examples.emplace(*valid, seq, framing);
     }
 
     // Data parallel: N ranks each compute `accumulate` micro-batches of every step (rank r the r-th
@@ -205,7 +193,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         throw Failure(resumed->string() + ": holds a " + weights.architecture->hf_class + ", " + o.dir.string() + " a " +
                       folder.architecture->hf_class);
     std::unique_ptr<models::Model> model = load_model(weights, requested, dropout);
-    const std::unique_ptr<data::Dataset> train_examples = examples(corpus, seq, masked);
+    const data::LmWindows train_examples(corpus, seq, framing);
 
     Progress progress(stdout, static_cast<std::size_t>(total),
                       static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
@@ -213,7 +201,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     double elapsed = 0;  // the steps so far, their data included
     std::int64_t first_step = 0;
     std::uint64_t first_tokens = 0;
-    train::Trainer trainer(*model, *train_examples, {
+    train::Trainer trainer(*model, train_examples, {
         .steps = total,
         .batch = batch,
         .accumulate = accumulate,
@@ -223,7 +211,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         .seed = o.seed,
         .dropout = dropout,
         .precision = o.precision,
-        .valid = valid_examples.get(),
+        .valid = valid_examples ? &*valid_examples : nullptr,
         .valid_examples = valid_count,
         .validate_every = o.validate_every,
         .save = o.save,

@@ -28,22 +28,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 const char* not_finite_kind(double value) { return std::isnan(value) ? "nan" : "infinite"; }
 
-// `into` becomes a copy of `from`, in the buffers it already has where names and shapes agree: the
-// step keeps its last micro-batch without allocating.
-void copy_into(data::Batch& into, const data::Batch& from) {
-    auto copy = [](auto& to, const auto& source) {
-        for (const auto& [name, t] : source) {
-            const auto it = to.find(name);
-            if (it != to.end() && it->second.shape() == t.shape())
-                std::copy(t.begin(), t.end(), it->second.begin());
-            else
-                to.insert_or_assign(name, t);
-        }
-    };
-    copy(into.ids, from.ids);
-    copy(into.values, from.values);
-}
-
 }  // namespace
 
 // The run's examples in order: epoch after epoch, each in the order EpochOrder draws from the seed
@@ -114,14 +98,15 @@ void Trainer::resume(const fs::path& folder) {
         const auto find = [&](const auto& list) {
             return std::find_if(list.begin(), list.end(), [&](const auto& a) { return a.first == name; });
         };
-        auto it = find(saved.arguments);
-        const auto added = find(o_.added_arguments);
-        const std::string was = it != saved.arguments.end() ? it->second
-                                 : added != o_.added_arguments.end() ? added->second
-                                                                     : throw FormatError(folder.string() + ": the saved run has no " + name +
-                                                                                         "; it was not written by this remat");
-        if (was != value)
-            throw ResumeMismatch(name + " " + value + " differs from the run being resumed (" + was + " in " + folder.string() + ")");
+        auto was = find(saved.arguments);
+        if (was == saved.arguments.end()) {  // saved before the argument existed: it ran with its default
+            was = find(o_.added_arguments);
+            if (was == o_.added_arguments.end())
+                throw FormatError(folder.string() + ": the saved run has no " + name + "; it was not written by this remat");
+        }
+        if (was->second != value)
+            throw ResumeMismatch(name + " " + value + " differs from the run being resumed (" + was->second + " in " +
+                                 folder.string() + ")");
     }
     optimiser_->load_state(folder / optimiser_file);
     if (optimiser_->step() != saved.step)
@@ -188,7 +173,6 @@ RunSummary Trainer::run() {
     const GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
                                             .progress = [&] { reducer->progress(); }};
     Stream stream(data_, o_.seed);
-    if (last_batch_.ids.empty() && last_batch_.values.empty()) last_batch_ = next_batch();  // allocated here, not in a step
     // A signal reaches the ranks at different steps: they stop at the same one, the first after any got it.
     auto stop_signal = [&]() -> int {
         const int here = o_.stop_requested ? o_.stop_requested() : 0;
@@ -213,10 +197,9 @@ RunSummary Trainer::run() {
             ++drawn;
             if (o_.dropout)  // keyed (seed, step, micro-batch)
                 *o_.dropout = Generator(o_.seed).fork(static_cast<std::uint64_t>(step)).fork(j);
-            const data::Batch in = stream.next(o_.batch, state_, {.seed = o_.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
+            last_batch_ = stream.next(o_.batch, state_, {.seed = o_.seed, .step = static_cast<std::uint64_t>(step), .micro_batch = j});
             summary.data_seconds += since(data_start);
-            copy_into(last_batch_, in);
-            return model_.training_loss(in);
+            return model_.training_loss(last_batch_);
         }, micro_batches, reducer && o_.sum_during_backward ? &sum_during_backward : nullptr);
         for (; drawn < micro_batches; ++drawn) stream.skip(o_.batch, state_);
         autocast.reset();

@@ -2,7 +2,7 @@
 // What a training run draws its micro-batches from (train::Trainer): examples by index, made into a
 // batch of named tensors, as HF's forward takes keyword arguments.
 //
-//   const data::CausalLmWindows windows(corpus, 128);     // examples: the corpus's windows of 128 tokens
+//   const data::LmWindows windows(corpus, 128);           // examples: the corpus's windows of 128 tokens
 //   data::Batch b = windows.batch(std::vector<std::uint64_t>{7, 3}, {.seed = 0, .step = 1});
 //   b.id("input_ids");                                    // (2, 128)
 //
@@ -44,37 +44,31 @@ public:
     virtual std::string name() const = 0;  // for messages: the path it reads
 };
 
-// A causal LM's examples: the corpus's windows of `seq` tokens; labels = the inputs (the model shifts
-// them, as HF's GPT2LMHeadModel and run_clm).
-class CausalLmWindows final : public Dataset {
-public:
-    CausalLmWindows(const TokenCorpus& corpus, std::size_t seq);
-    std::uint64_t size() const override;
-    std::size_t tokens_per_example() const override { return seq_; }
-    Batch batch(std::span<const std::uint64_t> indices, const MaskingKey& key) const override;
-    std::string name() const override { return corpus_.name(); }
-
-private:
-    const TokenCorpus& corpus_;
-    std::size_t seq_;
+// How BERT frames a masked LM's window: [CLS] + seq − 2 corpus tokens + [SEP] (its single sequence),
+// then masked as HF's DataCollatorForLanguageModeling masks it, keyed.
+struct BertFraming {
+    MaskingRule rule;
+    std::int64_t cls_id = 0, sep_id = 0;
 };
 
-// A masked LM's examples: windows of seq − 2 corpus tokens framed as [CLS] + window + [SEP] (BERT's
-// single sequence) and masked as HF's DataCollatorForLanguageModeling masks them, keyed.
-class MaskedLmWindows final : public Dataset {
+// A language model's examples: the corpus's windows of `seq` tokens. A causal LM's as they are, labels
+// = the inputs (the model shifts them, as HF's GPT2LMHeadModel and run_clm); a masked LM's framed and
+// masked by `framing`.
+class LmWindows final : public Dataset {
 public:
-    // ValueError when seq < 3.
-    MaskedLmWindows(const TokenCorpus& corpus, std::size_t seq, MaskingRule rule, std::int64_t cls_id, std::int64_t sep_id);
+    // ValueError when framing is given and seq < 3.
+    LmWindows(const TokenCorpus& corpus, std::size_t seq, std::optional<BertFraming> framing = std::nullopt);
     std::uint64_t size() const override;
     std::size_t tokens_per_example() const override { return seq_; }
     Batch batch(std::span<const std::uint64_t> indices, const MaskingKey& key) const override;
     std::string name() const override { return corpus_.name(); }
 
 private:
+    std::size_t corpus_tokens() const { return framing_ ? seq_ - 2 : seq_; }  // a window's, from the corpus
+
     const TokenCorpus& corpus_;
     std::size_t seq_;
-    MaskingRule rule_;
-    std::int64_t cls_, sep_;
+    std::optional<BertFraming> framing_;
 };
 
 }  // namespace remat::data
