@@ -7,13 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define REMAT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REMAT_ASAN 1
-#endif
-#endif
+#include "src/core/address_sanitizer.hpp"
 #ifdef REMAT_ASAN
 #include <sanitizer/asan_interface.h>
 #endif

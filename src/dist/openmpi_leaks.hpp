@@ -5,7 +5,8 @@
 // three and nothing else. OpenMPI's plugins have no frame pointers (and are dlclose'd), so the
 // suppressions match only with the slow unwinder: the tests that start mpirun add
 // fast_unwind_on_malloc=0 to ASAN_OPTIONS for it (everywhere else it would slow every allocation).
-#if defined(__SANITIZE_ADDRESS__)
+#include "src/core/address_sanitizer.hpp"
+#ifdef REMAT_ASAN
 extern "C" const char* __lsan_default_suppressions() {
     return "leak:ompi_mpi_init\nleak:ompi_mpi_finalize\nleak:event_base_loop\n";
 }

@@ -21,7 +21,8 @@ inline float fast_exp(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     const float y = p * r * r + r + 1.0f;
-    const auto bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23;
+    // n is NaN only for a NaN x (whose result stays NaN through r): converting NaN to int is undefined.
+    const auto bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(n == n ? n : 0.0f) + 127) << 23;
     float scale;
     std::memcpy(&scale, &bits, 4);
     return x < -87.3f ? 0.0f : y * scale;

@@ -94,7 +94,9 @@ Trainer::~Trainer() = default;
 
 void Trainer::resume(const fs::path& folder) {
     const RunState saved = load_run_state(folder / run_state_file);
-    for (const auto& [name, value] : o_.arguments) {
+    for (const auto& argument : o_.arguments) {
+        const std::string& name = argument.first;
+        const std::string& value = argument.second;
         const auto find = [&](const auto& list) {
             return std::find_if(list.begin(), list.end(), [&](const auto& a) { return a.first == name; });
         };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "remat/hf/safetensors.hpp"
+#include "src/core/address_sanitizer.hpp"
 
 extern char** environ;
 
@@ -80,7 +81,7 @@ inline std::optional<rlim_t>& child_memory_limit() {
 // reserves terabytes of address space.
 struct ChildMemoryLimit {
     explicit ChildMemoryLimit(rlim_t bytes) {
-#if !defined(__SANITIZE_ADDRESS__)
+#ifndef REMAT_ASAN
         child_memory_limit() = bytes;
 #else
         (void)bytes;

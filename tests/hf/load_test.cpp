@@ -1,6 +1,7 @@
 // hf::load / hf::save: round trips, prefixes, dtypes, shards, and the errors that list every problem.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <unistd.h>
@@ -24,6 +25,24 @@ using test::fixtures;
 gpt2::Config tiny_config() { return gpt2::Config::from_file(fixtures / "gpt2-tiny" / "config.json"); }
 
 void write_text(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// v rounded to IEEE half precision (to nearest, ties to even), as value and as bits; |v| < 65504.
+// Written out rather than through _Float16, which clang 14 lacks on x86.
+float to_half(float v) {
+    const double a = std::fabs(v);
+    int e = 0;
+    (void)std::frexp(a, &e);                                // a = m · 2^e, m in [0.5, 1)
+    const double ulp = std::ldexp(1.0, std::max(e - 11, -24));  // 10 fraction bits; subnormals below 2^-14
+    return static_cast<float>(std::copysign(std::nearbyint(a / ulp) * ulp, v));
+}
+std::uint16_t half_bits(float h) {  // h exactly a half value
+    const double a = std::fabs(h);
+    const std::uint16_t sign = std::signbit(h) ? 0x8000 : 0;
+    if (a < std::ldexp(1.0, -14)) return static_cast<std::uint16_t>(sign | static_cast<unsigned>(a * std::ldexp(1.0, 24)));
+    int e = 0;
+    const double m = std::frexp(a, &e);  // a = m · 2^e: biased exponent e − 1 + 15, fraction (2m − 1) · 1024
+    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(e + 14) << 10 | static_cast<unsigned>((2 * m - 1) * 1024));
+}
 
 // All tensors of the fixture, renamed and converted as asked.
 std::vector<std::pair<std::string, Tensor>> fixture_tensors(const std::string& prefix = "") {
@@ -102,7 +121,7 @@ TEST_CASE("F16, BF16 and F64 checkpoints load as float32") {
                     const auto half = static_cast<std::uint16_t>(u >> 16);  // truncation: exact in BF16
                     std::memcpy(&bytes[2 * i], &half, 2);
                 } else if (dtype == hf::DType::F16) {
-                    const _Float16 h = static_cast<_Float16>(v);
+                    const std::uint16_t h = half_bits(to_half(v));
                     std::memcpy(&bytes[2 * i], &h, 2);
                 } else {
                     const double d = v;
@@ -124,7 +143,7 @@ TEST_CASE("F16, BF16 and F64 checkpoints load as float32") {
                 u &= 0xFFFF0000u;
                 std::memcpy(&expected, &u, 4);
             } else if (dtype == hf::DType::F16) {
-                expected = static_cast<float>(static_cast<_Float16>(expected));
+                expected = to_half(expected);
             }
             CHECK(got.data()[i] == expected);
         }

@@ -99,7 +99,8 @@ TEST_CASE("precision: names and the scope") {
 TEST_CASE("bf16 products: bf16 inputs, fp32 accumulation, in forward and backward") {
     // Shapes that take every path: bands of rows (M ≥ N) and of columns, one band, a single row.
     const std::size_t shapes[][3] = {{300, 200, 64}, {96, 70, 700}, {5, 7, 3}, {1, 300, 900}};
-    for (const auto& [M, K, N] : shapes) {
+    for (const auto& shape : shapes) {
+        const std::size_t M = shape[0], K = shape[1], N = shape[2];  // CAPTURE is a lambda: clang 14 cannot capture a structured binding
         CAPTURE(M);
         CAPTURE(K);
         CAPTURE(N);

@@ -35,8 +35,6 @@ const hf::Naming& ToyLMHeadModel<B>::hf_naming() {
     static const hf::Naming naming{"toy.", {"tied_head.weight"}, {".rotary_cache"}};
     return naming;
 }
-template const hf::Naming& ToyLMHeadModel<Block>::hf_naming();
-template const hf::Naming& ToyLMHeadModel<Checkpointed<Block>>::hf_naming();
 
 template <class B>
 Var ToyLMHeadModel<B>::embed(const IdTensor& ids) const {
