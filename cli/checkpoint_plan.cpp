@@ -31,9 +31,11 @@ std::size_t gradients_to_come(models::Model& model) {
 }
 
 Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
-                          std::size_t reserve, const std::size_t& kept) {
+                          std::size_t reserve, const std::function<void()>& release_held) {
     if (!requested.needs_planning()) return requested;
-    const planning::Profile profile = model.profile_checkpointing(loss);
+    planning::ProfileOptions options;
+    options.release_held = release_held;
+    const planning::Profile profile = model.profile_checkpointing(loss, options);
     std::size_t budget = requested.budget_bytes;
     std::string why = requested.to_string();
     if (requested.kind == Policy::Kind::fit_memory) {
@@ -45,9 +47,9 @@ Policy plan_checkpointing(models::Model& model, const Policy& requested, const s
               limit.source + ", resident " + readable_memory_size(limit.resident) + ", reserved " + readable_memory_size(reserved) +
               ", margin " + readable_memory_size(planning::memory_margin(limit.limit)) + ")";
     }
-    const auto plan = planning::plan_checkpointing(profile, budget > kept ? budget - kept : 0);
+    const auto plan = planning::plan_checkpointing(profile, budget);
     if (!plan) {
-        const std::size_t least = planning::smallest_budget(profile) + kept;
+        const std::size_t least = planning::smallest_budget(profile);
         if (requested.kind == Policy::Kind::fit_memory)
             throw Failure("--checkpoint " + why + ": less than the smallest plan needs, " + readable_memory_size(least) +
                           "; free memory, or lower --batch or --seq");
@@ -59,7 +61,7 @@ Policy plan_checkpointing(models::Model& model, const Policy& requested, const s
     const planning::Prediction p = planning::predict(profile, *plan), none = planning::predict(profile, Policy::none());
     std::printf("checkpointing %s: %s (%s), predicted peak activation %s, %.2fx the time of none; profiled in %.1f s\n",
                 why.c_str(), plan->to_string().c_str(), planning::describe(profile, plan->plan).c_str(),
-                readable_memory_size(p.peak + kept).c_str(), p.seconds / none.seconds, profile.profiling_seconds);
+                readable_memory_size(p.peak).c_str(), p.seconds / none.seconds, profile.profiling_seconds);
     std::fflush(stdout);
     return *plan;
 }

@@ -8,17 +8,17 @@
 
 namespace remat::cli {
 
+// Bytes of the gradients the model's first step will allocate: those the current tape has no buffer for.
+std::size_t gradients_to_come(models::Model& model);
+
 // For a request (Policy::needs_planning), profiles the step `loss` computes on the current tape,
 // plans, sets the plan on the model and prints one line saying what it chose; returns the plan. Any
 // other policy comes back as it is. `reserve`: bytes the command will still allocate besides
 // activations and the gradients not yet allocated (which are counted here), e.g. an accumulation
-// buffer. `kept` (read once profiling has run `loss`): bytes the command holds through the step's
-// backward besides what the step holds itself (`run` keeps the logits to write them out); the plan
-// leaves room for them. Failure when nothing fits, naming the smallest budget that would.
-// Bytes of the gradients the model's first step will allocate: those the current tape has no buffer for.
-std::size_t gradients_to_come(models::Model& model);
-
+// buffer. `release_held`: for a `loss` that keeps its logits beyond the step (`run` writes them out), lets
+// go of them after each profiled pass; the plan counts them where they are alive
+// (planning::ProfileOptions). Failure when nothing fits, naming the smallest budget that would.
 Policy plan_checkpointing(models::Model& model, const Policy& requested, const std::function<Var()>& loss,
-                          std::size_t reserve = 0, const std::size_t& kept = 0);
+                          std::size_t reserve = 0, const std::function<void()>& release_held = {});
 
 }  // namespace remat::cli

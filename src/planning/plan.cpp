@@ -22,7 +22,7 @@ struct Cost {
 
 Cost single(const Profile& p, std::size_t i, Option o) {
     const OptionCost& c = p.cost(i)[o];
-    return {std::max(c.forward_peak, c.backward_peak), c.retained, c.seconds};
+    return {std::max(c.forward_peak, c.backward_peak + p.held_in_backward), c.retained, c.seconds};
 }
 
 // Segments a..b (b > a) for every a and b: the region keeps only its input h_a. Its forward runs the
@@ -48,7 +48,8 @@ public:
                 kept += m[Option::plain].retained;
                 seconds += m[Option::checkpointed].seconds;
                 const std::size_t out = m.output_bytes;
-                costs_[a * n_ + b] = {std::max({forward, recorded + out, backward + out}), h, seconds};
+                const std::size_t backward_phase = std::max(recorded, backward) + out + p.held_in_backward;
+                costs_[a * n_ + b] = {std::max(forward, backward_phase), h, seconds};
             }
         }
     }

@@ -85,6 +85,9 @@ public:
         p.blocks = blocks_;
     }
 
+    // Live bytes above the pass's start.
+    std::size_t above_start() const { return memory::live_bytes() - std::min(memory::live_bytes(), base_); }
+
     const std::vector<Seen>& seen() const { return seen_; }
     const std::map<std::string, std::size_t>& kinds() const { return kinds_; }
 
@@ -173,7 +176,12 @@ Profile profile(const std::function<Var()>& loss, const ProfileOptions& options)
         const auto t0 = Clock::now();
         Var l = loss();
         tape->backward(l);
-        if (pass == 1) probe.finish(p, seconds_since(t0));
+        l = Var();
+        if (pass == 1) {
+            probe.finish(p, seconds_since(t0));
+            p.held_in_backward = probe.above_start();
+        }
+        if (options.release_held) options.release_held();
     }
     p.costs.resize(probe.seen().size());
     for (const auto& [kind, i] : probe.kinds()) p.costs[i].kind = kind.substr(0, kind.find('|'));

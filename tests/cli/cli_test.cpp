@@ -323,6 +323,40 @@ TEST_CASE("run: checkpointing lowers the measured peak activation memory") {
     }
 }
 
+TEST_CASE("run: a budget that a fixed policy meets, as measured, is met by a plan") {
+    // run keeps the logits through the backward to write them out: the plan must count them where they
+    // are alive, not on top of the whole step. Logits (4·64·2048·4 bytes, 2 MiB) as large as a few blocks'
+    // activations make the difference show.
+    gpt2::Config c;
+    c.vocab_size = 2048;
+    c.n_positions = 64;
+    c.n_embd = 64;
+    c.n_layer = 8;
+    c.n_head = 4;
+    const fs::path dir = scratch() / "gpt2-wide-vocab";
+    {
+        Generator init(5);
+        auto model = gpt2::create(c, init);
+        hf::save(model, c.to_json(), dir);
+    }
+    IdTensor ids = IdTensor::from_shape({4, 64});
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((i * 101) % 2048);
+    const fs::path in = scratch() / "wide-vocab-in.safetensors", out = scratch() / "wide-vocab-out.safetensors";
+    write_ids(in, {{"input_ids", ids}});
+    auto peak_of = [&](const std::string& checkpoint) {
+        const Result r = run_remat({"run", dir.string(), "-i", in.string(), "-o", out.string(), "--checkpoint", checkpoint});
+        REQUIRE(r.code == 0);
+        return scalar_f64(hf::SafetensorsFile::open(out), "stats.peak_activation_bytes");
+    };
+    for (const std::string policy : {"none", "blocks", "every:2", "every:3", "sqrt", "selective"}) {
+        CAPTURE(policy);
+        const double measured = peak_of(policy);
+        const std::string budget = "budget:" + std::to_string(static_cast<std::size_t>(measured)) + "B";
+        CAPTURE(budget);
+        CHECK(peak_of(budget) <= measured);
+    }
+}
+
 TEST_CASE("run: every bad input is one error line and exit code 2") {
     const fs::path s = scratch() / "bad";
     fs::create_directories(s);

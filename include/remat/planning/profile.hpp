@@ -56,6 +56,10 @@ struct Profile {
     // The peak from the last block's output on (head, loss, their backward, the embeddings'
     // backward), above stem_retained plus what the blocks keep; the last block's output included.
     std::size_t head_peak = 0;
+    // What the step's caller still held when the backward ended (remat run keeps the logits to write
+    // them out; see ProfileOptions::release_held): alive through every block's backward besides what the
+    // blocks take, and counted there. head_peak includes it where it was alive.
+    std::size_t held_in_backward = 0;
     double rest_seconds = 0;       // the step without its blocks
     double profiling_seconds = 0;  // what profiling took
 
@@ -64,6 +68,10 @@ struct Profile {
 
 struct ProfileOptions {
     int rounds = 2;  // timed runs of each option after one untimed warm-up; the fastest counts
+    // For a `loss` that keeps something of its pass beyond the step (its logits, say): called after each
+    // pass's backward to let go of it, so that the next pass starts where a step would. What was still
+    // held then becomes the profile's held_in_backward.
+    std::function<void()> release_held{};
 };
 
 namespace detail {
