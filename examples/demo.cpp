@@ -122,7 +122,9 @@ bool checkpoint_a_model() {
     std::printf("  backward after the move: %zu parameter gradients\n", tree::parameters(shelf[0]).size());
     nn::testmode(shelf[0]);
     const std::size_t nodes = tape.live_node_count();
-    for (int i = 0; i < 20; ++i) std::printf(i == 0 ? "  eval loss %.4f" : "", static_cast<double>(ops::mse(shelf[0](x), y).item()));
+    double eval_loss = 0;
+    for (int i = 0; i < 20; ++i) eval_loss = static_cast<double>(ops::mse(shelf[0](x), y).item());
+    std::printf("  eval loss %.4f", eval_loss);
     std::printf(", live tape nodes before %zu, after 20 passes %zu\n", nodes, tape.live_node_count());
     return identical && tape.live_node_count() == nodes && ckpt_peak < plain_peak;
 }

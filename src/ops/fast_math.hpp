@@ -12,7 +12,8 @@ inline float fast_exp(float x) {
     const float clamped = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
     // Round to nearest by the 1.5·2²³ trick: no libm call, so the loop vectorises on any target.
     constexpr float round_magic = 12582912.0f;
-    const float n = (clamped * log2e + round_magic) - round_magic;
+    const float shifted = clamped * log2e + round_magic;  // n in the low bits of its mantissa
+    const float n = shifted - round_magic;
     const float r = clamped - n * ln2_hi - n * ln2_lo;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -21,8 +22,11 @@ inline float fast_exp(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     const float y = p * r * r + r + 1.0f;
-    // n is NaN only for a NaN x (whose result stays NaN through r): converting NaN to int is undefined.
-    const auto bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(n == n ? n : 0.0f) + 127) << 23;
+    // 2^n built from shifted's bits (1.5·2²³ + n): no float-to-int conversion, which would be undefined
+    // for a NaN x (whose result stays NaN through r).
+    std::uint32_t shifted_bits;
+    std::memcpy(&shifted_bits, &shifted, 4);
+    const std::uint32_t bits = (shifted_bits - 0x4B400000u + 127u) << 23;
     float scale;
     std::memcpy(&scale, &bits, 4);
     return x < -87.3f ? 0.0f : y * scale;

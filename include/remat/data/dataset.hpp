@@ -23,8 +23,8 @@ namespace remat::data {
 
 // A micro-batch: its tensors by name.
 struct Batch {
-    std::map<std::string, IdTensor> ids;  // "input_ids", "labels", "attention_mask", "token_type_ids", …
-    std::map<std::string, Tensor> values;  // floating-point inputs (features, pixel_values)
+    std::map<std::string, IdTensor> ids{};  // "input_ids", "labels", "attention_mask", "token_type_ids", …
+    std::map<std::string, Tensor> values{};  // floating-point inputs (features, pixel_values)
 
     // ValueError "the batch has no \"labels\"" for a name it does not hold.
     const IdTensor& id(const std::string& name) const;
