@@ -441,10 +441,10 @@ Var attention(const Var& qkv, std::size_t n_head, const SoftmaxMask& mask, const
         throw ShapeError("attention: expected q, k, v packed as (B, T, 3C), got " + to_string(qkv.shape()));
     const std::size_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3;
     const Problem pr = make_problem(B, T, T, C, C, n_head, mask, dropout, "qkv " + to_string(qkv.shape()));
-    const float* q = qkv.value().data();
-    const float* k = qkv.value().size() == 0 ? q : q + C;  // an empty tensor's data may be null: no offset from it
-    const float* v = qkv.value().size() == 0 ? q : q + 2 * C;
-    return run(pr, {qkv}, {q, 3 * C, 3 * T * C}, {k, 3 * C, 3 * T * C}, {v, 3 * C, 3 * T * C}, mask);
+    const float* base = qkv.value().data();
+    const std::size_t step = qkv.value().size() == 0 ? 0 : C;  // an empty tensor's data may be null: no offset from it
+    return run(pr, {qkv}, {base, 3 * C, 3 * T * C}, {base + step, 3 * C, 3 * T * C}, {base + 2 * step, 3 * C, 3 * T * C},
+               mask);
 }
 
 }  // namespace remat::ops

@@ -31,6 +31,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A saved GPT-2 of 8 blocks of width 64 (4 heads) in scratch()/NAME, and NAME-in.safetensors: its
+// input_ids (batch, seq), id i being (i · stride) mod vocab. seq is also the model's n_positions.
+struct DeepGpt2 {
+    fs::path dir, in;
+};
+DeepGpt2 deep_gpt2(const std::string& name, std::size_t vocab, std::size_t batch, std::size_t seq, std::uint64_t seed,
+                   std::size_t stride) {
+    gpt2::Config c;
+    c.vocab_size = vocab;
+    c.n_positions = seq;
+    c.n_embd = 64;
+    c.n_layer = 8;
+    c.n_head = 4;
+    const DeepGpt2 made{scratch() / name, scratch() / (name + "-in.safetensors")};
+    Generator init(seed);
+    auto model = gpt2::create(c, init);
+    hf::save(model, c.to_json(), made.dir);
+    IdTensor ids = IdTensor::from_shape({batch, seq});
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>(i * stride % vocab);
+    write_ids(made.in, {{"input_ids", ids}});
+    return made;
+}
+
 double scalar_f64(const hf::SafetensorsFile& f, const std::string& name) {
     const hf::TensorInfo* t = f.find(name);
     REQUIRE_MESSAGE(t != nullptr, name);
@@ -260,22 +283,8 @@ TEST_CASE("run: BERT without labels writes logits and stats only") {
 }
 
 TEST_CASE("run: checkpointing lowers the measured peak activation memory") {
-    gpt2::Config c;
-    c.vocab_size = 128;
-    c.n_positions = 128;
-    c.n_embd = 64;
-    c.n_layer = 8;
-    c.n_head = 4;
-    const fs::path dir = scratch() / "gpt2-deep";
-    {
-        Generator init(3);
-        auto model = gpt2::create(c, init);
-        hf::save(model, c.to_json(), dir);
-    }
-    IdTensor ids = IdTensor::from_shape({2, 128});
-    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((i * 37) % 128);
-    const fs::path in = scratch() / "deep-in.safetensors";
-    write_ids(in, {{"input_ids", ids}});
+    const DeepGpt2 deep = deep_gpt2("gpt2-deep", 128, 2, 128, 3, 37);
+    const fs::path &dir = deep.dir, &in = deep.in;
     std::map<std::string, double> peak;
     for (const std::string policy : {"none", "blocks", "sqrt", "selective"}) {
         const fs::path out = scratch() / ("deep-" + policy + ".safetensors");
@@ -327,22 +336,9 @@ TEST_CASE("run: a budget that a fixed policy meets, as measured, is met by a pla
     // run keeps the logits through the backward to write them out: the plan must count them where they
     // are alive, not on top of the whole step. Logits (4·64·2048·4 bytes, 2 MiB) as large as a few blocks'
     // activations make the difference show.
-    gpt2::Config c;
-    c.vocab_size = 2048;
-    c.n_positions = 64;
-    c.n_embd = 64;
-    c.n_layer = 8;
-    c.n_head = 4;
-    const fs::path dir = scratch() / "gpt2-wide-vocab";
-    {
-        Generator init(5);
-        auto model = gpt2::create(c, init);
-        hf::save(model, c.to_json(), dir);
-    }
-    IdTensor ids = IdTensor::from_shape({4, 64});
-    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((i * 101) % 2048);
-    const fs::path in = scratch() / "wide-vocab-in.safetensors", out = scratch() / "wide-vocab-out.safetensors";
-    write_ids(in, {{"input_ids", ids}});
+    const DeepGpt2 deep = deep_gpt2("gpt2-wide-vocab", 2048, 4, 64, 5, 101);
+    const fs::path &dir = deep.dir, &in = deep.in;
+    const fs::path out = scratch() / "wide-vocab-out.safetensors";
     auto peak_of = [&](const std::string& checkpoint) {
         const Result r = run_remat({"run", dir.string(), "-i", in.string(), "-o", out.string(), "--checkpoint", checkpoint});
         REQUIRE(r.code == 0);
