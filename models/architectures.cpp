@@ -4,14 +4,28 @@
 #include <mutex>
 
 #include "models/architecture.hpp"
-#include "models/bert/architecture.hpp"
 #include "models/build_limit.hpp"
 #include "models/common/config_json.hpp"
-#include "models/gpt2/architecture.hpp"
-#include "models/llama/architecture.hpp"
-#include "models/mistral/architecture.hpp"
-#include "models/qwen2/architecture.hpp"
 #include "remat/core/in_quotes.hpp"
+
+// Each folder's entry, models::architecture_of<Facts>() compiled in its architecture.cpp. Declared here
+// rather than included, so that editing a model recompiles its own folder and not the table.
+namespace remat::gpt2 {
+models::Architecture lm_head_entry();
+}
+namespace remat::bert {
+models::Architecture masked_lm_entry();
+models::Architecture base_entry();
+}
+namespace remat::llama {
+models::Architecture causal_lm_entry();
+}
+namespace remat::qwen2 {
+models::Architecture causal_lm_entry();
+}
+namespace remat::mistral {
+models::Architecture causal_lm_entry();
+}
 
 namespace remat::models {
 
@@ -20,12 +34,12 @@ namespace {
 std::deque<Architecture>& entries() {
     static std::deque<Architecture> table = [] {
         std::deque<Architecture> t;
-        t.push_back(gpt2::LMHead::entry());
-        t.push_back(bert::MaskedLM::entry());
-        t.push_back(bert::Base::entry());
-        t.push_back(llama::ForCausalLM::entry());
-        t.push_back(qwen2::ForCausalLM::entry());
-        t.push_back(mistral::ForCausalLM::entry());
+        t.push_back(gpt2::lm_head_entry());
+        t.push_back(bert::masked_lm_entry());
+        t.push_back(bert::base_entry());
+        t.push_back(llama::causal_lm_entry());
+        t.push_back(qwen2::causal_lm_entry());
+        t.push_back(mistral::causal_lm_entry());
         return t;
     }();
     return table;

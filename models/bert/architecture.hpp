@@ -40,7 +40,6 @@ struct MaskedLM : Facts {
     static constexpr const char* hf_class = "BertForMaskedLM";
     static std::vector<std::string> also_loads() { return {}; }
     static constexpr auto objective = models::Objective::masked_lm;
-    static models::Architecture entry();
     static Model create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
         return bert::create(c, init, std::move(dropout_rng));
     }
@@ -51,11 +50,15 @@ struct Base : Facts {
     static constexpr const char* hf_class = "BertModel";
     static std::vector<std::string> also_loads() { return {}; }
     static constexpr auto objective = models::Objective::none;
-    static models::Architecture entry();
     static BaseModel create(const Config& c, Generator& init, std::shared_ptr<Generator> dropout_rng) {
         return bert::create_base(c, init, std::move(dropout_rng));
     }
 };
+
+// The table's lines (models/architectures.cpp): models::architecture_of<MaskedLM>() (architecture.cpp)
+// and <Base>() (base_architecture.cpp).
+models::Architecture masked_lm_entry();
+models::Architecture base_entry();
 
 // models::from_pretrained<MaskedLM>, under its earlier name. Warnings (e.g. the pooler and next-sentence head a masked-LM model does not use) go to `report`.
 inline Model from_pretrained(const std::filesystem::path& dir, hf::LoadReport* report = nullptr,

@@ -3,6 +3,6 @@
 
 namespace remat::bert {
 
-models::Architecture Base::entry() { return models::architecture_of<Base>(); }
+models::Architecture base_entry() { return models::architecture_of<Base>(); }
 
 }  // namespace remat::bert

@@ -4,7 +4,7 @@
 
 namespace remat::gpt2 {
 
-models::Architecture LMHead::entry() { return models::architecture_of<LMHead>(); }
+models::Architecture lm_head_entry() { return models::architecture_of<LMHead>(); }
 
 models::Summary LMHead::summary(const Config& c) { return {models::sizes_of(c, size_members), 0, c.resid_pdrop}; }
 

@@ -18,7 +18,6 @@ struct LMHead {
     static constexpr const char* family = "GPT-2";
     static constexpr auto objective = models::Objective::causal_lm;
     static constexpr auto tokenizer = models::TokenizerKind::bpe;
-    static models::Architecture entry();  // models::architecture_of<LMHead>(), compiled in architecture.cpp
 
     // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.
     static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",
@@ -38,6 +37,9 @@ struct LMHead {
         return model(in.id("input_ids"), mask ? *mask : absent);
     }
 };
+
+// The table's line (models/architectures.cpp): models::architecture_of<LMHead>(), compiled in architecture.cpp.
+models::Architecture lm_head_entry();
 
 // models::from_pretrained<LMHead>, under its earlier name.
 inline Model from_pretrained(const std::filesystem::path& dir, hf::LoadReport* report = nullptr,

@@ -4,7 +4,7 @@
 
 namespace remat::llama {
 
-models::Architecture ForCausalLM::entry() { return models::architecture_of<ForCausalLM>(); }
+models::Architecture causal_lm_entry() { return models::architecture_of<ForCausalLM>(); }
 
 std::unique_ptr<models::Model> make_model(const Settings& settings, Generator& init,
                                           std::shared_ptr<Generator> dropout_rng, const Policy& policy) {

@@ -63,7 +63,9 @@ struct ForCausalLM : FamilyFacts<Config> {
     static constexpr const char* model_type = "llama";
     static constexpr const char* hf_class = "LlamaForCausalLM";
     static constexpr const char* family = "Llama";
-    static models::Architecture entry();  // models::architecture_of<ForCausalLM>(), in architecture.cpp
 };
+
+// The table's line (models/architectures.cpp): models::architecture_of<ForCausalLM>(), compiled in architecture.cpp.
+models::Architecture causal_lm_entry();
 
 }  // namespace remat::llama

@@ -4,6 +4,6 @@
 
 namespace remat::mistral {
 
-models::Architecture ForCausalLM::entry() { return models::architecture_of<ForCausalLM>(); }
+models::Architecture causal_lm_entry() { return models::architecture_of<ForCausalLM>(); }
 
 }  // namespace remat::mistral

@@ -10,7 +10,9 @@ struct ForCausalLM : llama::FamilyFacts<Config> {
     static constexpr const char* model_type = "mistral";
     static constexpr const char* hf_class = "MistralForCausalLM";
     static constexpr const char* family = "Mistral";
-    static models::Architecture entry();  // in architecture.cpp
 };
+
+// The table's line (models/architectures.cpp): models::architecture_of<ForCausalLM>(), compiled in architecture.cpp.
+models::Architecture causal_lm_entry();
 
 }  // namespace remat::mistral

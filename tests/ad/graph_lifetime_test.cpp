@@ -4,20 +4,25 @@
 
 #include <cstring>
 
-#include "models/gpt2/gpt2.hpp"
-#include "tests/support/tiny_gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/core/param.hpp"
 #include "remat/ops.hpp"
 #include "remat/tree/parameters.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/table_model.hpp"
 
 using namespace remat;
 using test::same_bits;
 
 namespace {
-gpt2::Config tiny(float dropout) { return test::tiny_gpt2(4, dropout); }
+// A GPT-2 of 4 blocks (50 ids, 12 positions, width 16), its dropouts at p ("0.1", "0.0").
+std::unique_ptr<models::Model> tiny(const char* p, std::uint64_t seed, const Policy& policy = Policy::none()) {
+    return test::table_model("GPT2LMHeadModel",
+                             {.n_layer = 4, .n_embd = 16, .n_head = 4, .vocab_size = 50, .n_positions = 12,
+                              .fields = {{"resid_pdrop", p}, {"embd_pdrop", p}, {"attn_pdrop", p}}},
+                             seed, policy);
+}
 
 IdTensor ids(std::int64_t offset = 0) {
     IdTensor t = IdTensor::from_shape({2, 6});
@@ -25,15 +30,14 @@ IdTensor ids(std::int64_t offset = 0) {
     return t;
 }
 
-template <class Model>
-void check_evaluation_passes_are_freed(Model& model) {
+void check_evaluation_passes_are_freed(models::Model& model) {
     auto& tape = ad::default_tape();
     tape.reset();
-    { Var warm_up = model(ids()); }  // first-use allocations are not the graph's
+    { Var warm_up = test::logits_of(model, ids()); }  // first-use allocations are not the graph's
     const std::size_t nodes = tape.node_count(), bytes = memory::live_bytes();
     CHECK(nodes == 0);
     for (int i = 0; i < 100; ++i) {
-        Var logits = model(ids(i));  // outside no-grad: recorded, then dropped
+        Var logits = test::logits_of(model, ids(i));  // outside no-grad: recorded, then dropped
         CHECK(tape.node_count() > nodes);
     }
     CHECK(tape.node_count() == nodes);
@@ -42,19 +46,18 @@ void check_evaluation_passes_are_freed(Model& model) {
 }  // namespace
 
 TEST_CASE("evaluation passes outside no-grad leave nothing on the tape") {
-    Generator init(1);
     SUBCASE("plain") {
-        auto model = gpt2::create(tiny(0.1f), init);
-        check_evaluation_passes_are_freed(model);
+        auto model = tiny("0.1", 1);
+        check_evaluation_passes_are_freed(*model);
     }
     SUBCASE("checkpointed, blocks") {
-        auto model = set_checkpointing(gpt2::create(tiny(0.1f), init), Policy::blocks());
-        check_evaluation_passes_are_freed(model);
+        auto model = tiny("0.1", 1, Policy::blocks());
+        check_evaluation_passes_are_freed(*model);
     }
     SUBCASE("checkpointed, sqrt, with the debug check") {
-        auto model = set_checkpointing(gpt2::create(tiny(0.1f), init), Policy::sqrt());
+        auto model = tiny("0.1", 1, Policy::sqrt());
         ad::default_tape().set_checkpoint_check(true);
-        check_evaluation_passes_are_freed(model);
+        check_evaluation_passes_are_freed(*model);
         ad::default_tape().set_checkpoint_check(false);
     }
 }
@@ -95,19 +98,17 @@ TEST_CASE("freeing unreachable graphs never changes a gradient bit") {
     auto& tape = ad::default_tape();
     tape.reset();
     tape.clear_grads();
-    Generator init_a(2), init_b(2);
-    auto a = gpt2::create(tiny(0.0f), init_a);
-    auto b = gpt2::create(tiny(0.0f), init_b);
-    auto step = [&](auto& model, bool with_evaluations) {
-        Var first = model.loss(model(ids(1)), ids(1));
+    auto a = tiny("0.0", 2), b = tiny("0.0", 2);
+    auto step = [&](models::Model& model, bool with_evaluations) {
+        Var first = model.loss(test::logits_of(model, ids(1)), ids(1));
         if (with_evaluations)
-            for (int i = 0; i < 3; ++i) Var dropped = model(ids(i));  // freed between two live graphs
-        Var second = model.loss(model(ids(2)), ids(2));
+            for (int i = 0; i < 3; ++i) Var dropped = test::logits_of(model, ids(i));  // freed between two live graphs
+        Var second = model.loss(test::logits_of(model, ids(2)), ids(2));
         tape.backward(first + second);
     };
-    step(a, false);
-    step(b, true);
-    const auto pa = tree::parameters(a), pb = tree::parameters(b);
+    step(*a, false);
+    step(*b, true);
+    const auto pa = a->parameters(), pb = b->parameters();
     REQUIRE(pa.size() == pb.size());
     for (std::size_t i = 0; i < pa.size(); ++i) {
         CAPTURE(i);

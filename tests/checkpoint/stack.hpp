@@ -56,8 +56,10 @@ inline auto make_stack(std::uint64_t seed, std::size_t layers, float p, std::sha
         auto attn = nn::MultiHeadAttention::create(C, 2, init, true, p);
         attn.dropout.rng = shared;
         auto own = l % 3 == 2 ? std::make_shared<Generator>(seed * 7 + l) : shared;  // some private generators
+        auto up = nn::Linear::create(C, 2 * C, init);  // drawn in order (arguments are not)
+        auto down = nn::Linear::create(2 * C, C, init);
         h.push_back({nn::LayerNorm::create(C), std::move(attn), nn::Dropout::create(p, own), nn::BatchNorm::create(C),
-                     nn::chain(nn::Linear::create(C, 2 * C, init), nn::gelu_tanh, nn::Linear::create(2 * C, C, init))});
+                     nn::chain(std::move(up), nn::gelu_tanh, std::move(down))});
     }
     return Stack<Block<Mlp>>{nn::Embedding::create(13, C, init, 0.5f), std::move(h), nn::LayerNorm::create(C)};
 }

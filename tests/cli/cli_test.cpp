@@ -17,8 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/pretrained.hpp"
-#include "models/gpt2/pretrained.hpp"
+#include "models/architecture.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/hf/safetensors.hpp"
 
@@ -38,16 +37,12 @@ struct DeepGpt2 {
 };
 DeepGpt2 deep_gpt2(const std::string& name, std::size_t vocab, std::size_t batch, std::size_t seq, std::uint64_t seed,
                    std::size_t stride) {
-    gpt2::Config c;
-    c.vocab_size = vocab;
-    c.n_positions = seq;
-    c.n_embd = 64;
-    c.n_layer = 8;
-    c.n_head = 4;
+    const models::Architecture& gpt2 = *models::find_class("GPT2LMHeadModel");
+    const std::string config =
+        gpt2.config_with({.n_layer = 8, .n_embd = 64, .n_head = 4, .vocab_size = vocab, .n_positions = seq});
     const DeepGpt2 made{scratch() / name, scratch() / (name + "-in.safetensors")};
     Generator init(seed);
-    auto model = gpt2::create(c, init);
-    hf::save(model, c.to_json(), made.dir);
+    gpt2.create(config, init, nullptr, Policy::none())->save(config, made.dir);
     IdTensor ids = IdTensor::from_shape({batch, seq});
     for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>(i * stride % vocab);
     write_ids(made.in, {{"input_ids", ids}});
@@ -167,8 +162,8 @@ TEST_CASE("info on a model folder") {
         CHECK(has_line(r.out, "  layer_norm_epsilon: 1e-05"));
         CHECK(has_line(r.out, "  h.0.attn.c_attn.weight F32 (16, 48)"));
         CHECK(has_line(r.out, "checkpoint: " + (fixtures / "gpt2-tiny" / "model.safetensors").string() + " (30 tensors)"));
-        auto model = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-        CHECK(has_line(r.out, "parameters: " + std::to_string(tree::count_parameters(model))));
+        auto model = models::load(*models::find_class("GPT2LMHeadModel"), fixtures / "gpt2-tiny", Policy::none());
+        CHECK(has_line(r.out, "parameters: " + std::to_string(model->count_parameters())));
     }
     SUBCASE("BERT: unused tensors are a warning") {
         const Result r = run_remat({"info", (fixtures / "bert-tiny").string()});
@@ -178,22 +173,23 @@ TEST_CASE("info on a model folder") {
                            "\"cls.seq_relationship.weight\" \"cls.seq_relationship.bias\"\n");
         CHECK(has_line(r.out, "architecture: BertForMaskedLM"));
         CHECK(has_line(r.out, "  hidden_act: gelu"));
-        auto model = bert::from_pretrained(fixtures / "bert-tiny");
-        CHECK(has_line(r.out, "parameters: " + std::to_string(tree::count_parameters(model))));
+        hf::LoadReport unused;  // the warning checked above
+        auto model = models::load(*models::find_class("BertForMaskedLM"), fixtures / "bert-tiny", Policy::none(),
+                                  nullptr, &unused);
+        CHECK(has_line(r.out, "parameters: " + std::to_string(model->count_parameters())));
     }
     SUBCASE("a BertModel checkpoint") {
         const fs::path dir = scratch() / "bert-base-arch";
-        bert::Config c = bert::Config::from_file(fixtures / "bert-tiny" / "config.json");
-        Generator init(1);
-        auto model = bert::create_base(c, init);
-        std::string json = c.to_json();
+        std::string json = read_text(fixtures / "bert-tiny" / "config.json");
         json.replace(json.find("BertForMaskedLM"), 15, "BertModel");
-        hf::save(model, json, dir);
+        Generator init(1);
+        auto model = models::find_class("BertModel")->create(json, init, nullptr, Policy::none());
+        model->save(json, dir);
         const Result r = run_remat({"info", dir.string()});
         CHECK(r.code == 0);
         CHECK(r.err.empty());
         CHECK(has_line(r.out, "architecture: BertModel"));
-        CHECK(has_line(r.out, "parameters: " + std::to_string(tree::count_parameters(model))));
+        CHECK(has_line(r.out, "parameters: " + std::to_string(model->count_parameters())));
         check_error({"run", dir.string(), "-i", "in.safetensors", "-o", (scratch() / "o.safetensors").string()},
                     (dir / "config.json").string() +
                         ": BertModel has no language-model head to compute logits; remat run needs GPT2LMHeadModel, "
@@ -204,9 +200,10 @@ TEST_CASE("info on a model folder") {
 TEST_CASE("info on GPT-2 small built from its config: 124439808 parameters") {
     const fs::path dir = scratch() / "gpt2-small";
     {
+        const models::Architecture& gpt2 = *models::find_class("GPT2LMHeadModel");
+        const std::string config = gpt2.config_with({});  // GPT-2 small
         Generator init(0);
-        auto model = gpt2::create(gpt2::Config{}, init);
-        hf::save(model, gpt2::Config{}.to_json(), dir);  // ~500 MB
+        gpt2.create(config, init, nullptr, Policy::none())->save(config, dir);  // ~500 MB
     }
     const Result r = run_remat({"info", dir.string()});
     fs::remove_all(dir);

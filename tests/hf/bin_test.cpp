@@ -1,5 +1,5 @@
 // pytorch_model.bin: files torch.save wrote (tests/fixtures/make_bin_fixtures.py) load bit for bit as
-// their safetensors twins, through WeightFiles and gpt2::from_pretrained; hostile and broken files —
+// their safetensors twins, through WeightFiles and the GPT-2 loader; hostile and broken files —
 // committed fixtures, and pickles assembled here opcode by opcode — each fail with their message.
 #include <doctest/doctest.h>
 
@@ -19,13 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "models/gpt2/pretrained.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/hf/weight_files.hpp"
 #include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -277,18 +277,18 @@ TEST_CASE("pytorch_model.bin: views of shared storages are gathered contiguous")
         for (std::size_t i = 0; i < 2; ++i) CHECK(half(j, i) == static_cast<float>(3 * i + j));
 }
 
-TEST_CASE("pytorch_model.bin: gpt2::from_pretrained gives the safetensors logits") {
-    auto reference = gpt2::from_pretrained(fixtures / "gpt2-tiny");
+TEST_CASE("pytorch_model.bin: a GPT-2 loaded from it gives the safetensors logits") {
+    auto reference = test::load_table_model("GPT2LMHeadModel", fixtures / "gpt2-tiny");
     IdTensor ids = IdTensor::from_shape({2, 7});
     for (std::size_t k = 0; k < ids.size(); ++k) ids.data()[k] = static_cast<std::int64_t>((k * 37 + 5) % 64);
     ad::NoGrad no_grad;
-    const Tensor expected = reference(ids).value();
+    const Tensor expected = test::logits_of(*reference, ids).value();
     for (const char* folder : {"gpt2-tiny", "gpt2-tiny-hf", "gpt2-tiny-old"}) {
         CAPTURE(folder);
         hf::LoadReport report;
-        auto model = gpt2::from_pretrained(bins / folder, &report);
+        auto model = test::load_table_model("GPT2LMHeadModel", bins / folder, &report);
         CHECK(report.warnings.empty());  // attn.bias, attn.masked_bias and the tied lm_head are known
-        CHECK(same_bits(model(ids).value(), expected));
+        CHECK(same_bits(test::logits_of(*model, ids).value(), expected));
     }
 }
 
@@ -325,7 +325,7 @@ TEST_CASE("pytorch_model.bin: hostile and broken fixtures") {
         const std::string message =
             at(tmp.path / "pytorch_model.bin", "refusing to load global \"os.system\" (only a state dict's tensors are allowed)");
         CHECK_THROWS_WITH_AS(hf::WeightFiles::open(tmp.path), message.c_str(), hf::FormatError);
-        CHECK_THROWS_WITH_AS(gpt2::from_pretrained(tmp.path), message.c_str(), hf::FormatError);
+        CHECK_THROWS_WITH_AS(test::load_table_model("GPT2LMHeadModel", tmp.path), message.c_str(), hf::FormatError);
     }
 }
 

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/gpt2/architecture.hpp"
 #include "remat/data/token_file.hpp"
 #include "remat/hf/pytorch_bin.hpp"
 #include "remat/hf/safetensors.hpp"
 #include "remat/hf/weight_files.hpp"
 #include "remat/text/tokenizer.hpp"
+#include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -49,7 +49,7 @@ TEST_CASE("special files in place of a model's files are refused by type, at onc
     const test::TempDir tmp("remat-hostile-files");
     const auto started = std::chrono::steady_clock::now();
     auto weights = [](const fs::path& dir) { return [dir] { (void)hf::WeightFiles::open(dir); }; };
-    auto model = [](const fs::path& dir) { return [dir] { (void)gpt2::from_pretrained(dir); }; };
+    auto model = [](const fs::path& dir) { return [dir] { (void)test::load_table_model("GPT2LMHeadModel", dir); }; };
 
     const fs::path a = folder_with(tmp, "model.safetensors", fifo);
     CHECK(error_of(weights(a)) == (a / "model.safetensors").string() + ": is a FIFO (named pipe), expected a regular file");

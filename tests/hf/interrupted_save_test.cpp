@@ -15,11 +15,11 @@
 #include <iterator>
 #include <thread>
 
-#include "models/gpt2/pretrained.hpp"
 #include "remat/hf/load.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fixtures.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/table_model.hpp"
 
 using namespace remat;
 using test::TempDir;
@@ -37,15 +37,17 @@ std::vector<std::string> listing(const fs::path& dir) {
     return names;
 }
 
-gpt2::Config config_of(std::size_t vocab, std::size_t embd, std::size_t layers) {
-    gpt2::Config c;
-    c.vocab_size = vocab;
-    c.n_positions = 64;
-    c.n_embd = embd;
-    c.n_layer = layers;
-    c.n_head = 4;
-    return c;
+// A GPT-2 config.json of these sizes, and the model it describes (initialised from seed 0).
+struct Gpt2 {
+    std::string config;
+    std::unique_ptr<models::Model> model;
+};
+Gpt2 gpt2_of(std::size_t vocab, std::size_t embd, std::size_t layers) {
+    const models::SizeRequest sizes{.n_layer = layers, .n_embd = embd, .n_head = 4, .vocab_size = vocab, .n_positions = 64};
+    return {test::architecture("GPT2LMHeadModel").config_with(sizes), test::table_model("GPT2LMHeadModel", sizes, 0)};
 }
+
+std::unique_ptr<models::Model> tiny_gpt2() { return test::load_table_model("GPT2LMHeadModel", fixtures / "gpt2-tiny"); }
 
 // Runs f in a child process; the child never returns into the test runner.
 pid_t fork_child(const std::function<void()>& f) {
@@ -93,9 +95,9 @@ pid_t kill_mid_write(const fs::path& dir, const std::string& final_name, std::ui
 
 TEST_CASE("hf::save killed while writing leaves the previous model folder intact") {
     TempDir dir;
-    auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
+    auto previous = tiny_gpt2();
     const std::string previous_json = read_text(fixtures / "gpt2-tiny" / "config.json");
-    hf::save(previous, previous_json, dir.path);
+    previous->save(previous_json, dir.path);
     const std::string model_before = read_text(dir.path / "model.safetensors");
     const std::string config_before = read_text(dir.path / "config.json");
     REQUIRE(config_before == previous_json);
@@ -103,10 +105,8 @@ TEST_CASE("hf::save killed while writing leaves the previous model folder intact
     // ~190 MB of parameters (GPT-2 small's embeddings and one block): writing takes long enough to be
     // caught more than 1 MB into the file.
     const pid_t pid = kill_mid_write(dir.path, "model.safetensors", 1 << 20, [&] {
-        const gpt2::Config big = config_of(50257, 768, 1);
-        Generator init(0);
-        auto model = gpt2::create(big, init);
-        hf::save(model, big.to_json(), dir.path);
+        const Gpt2 big = gpt2_of(50257, 768, 1);
+        big.model->save(big.config, dir.path);
     });
 
     CHECK(read_text(dir.path / "model.safetensors") == model_before);
@@ -115,8 +115,8 @@ TEST_CASE("hf::save killed while writing leaves the previous model folder intact
     const std::string suffix = ".tmp-" + std::to_string(pid);
     CHECK(listing(dir.path) == std::vector<std::string>{"config.json", "config.json" + suffix, "model.safetensors",
                                                         "model.safetensors" + suffix});
-    auto reloaded = gpt2::from_pretrained(dir.path);
-    CHECK(tree::count_parameters(reloaded) == tree::count_parameters(previous));
+    auto reloaded = test::load_table_model("GPT2LMHeadModel", dir.path);
+    CHECK(reloaded->count_parameters() == previous->count_parameters());
 }
 
 TEST_CASE("write_safetensors killed while writing leaves the previous file intact") {
@@ -136,8 +136,8 @@ TEST_CASE("write_safetensors killed while writing leaves the previous file intac
 
 TEST_CASE("hf::save whose writes fail (file size limit) removes its temporaries and keeps the previous files") {
     TempDir dir;
-    auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-    hf::save(previous, read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
+    auto previous = tiny_gpt2();
+    previous->save(read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
     const std::string model_before = read_text(dir.path / "model.safetensors");
     const std::string config_before = read_text(dir.path / "config.json");
 
@@ -149,12 +149,10 @@ TEST_CASE("hf::save whose writes fail (file size limit) removes its temporaries 
         ::signal(SIGXFSZ, SIG_IGN);
         const rlimit limit{256 << 10, 256 << 10};
         if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(4);
-        const gpt2::Config medium = config_of(1024, 128, 2);  // ~2 MB of parameters
-        Generator init(0);
-        auto model = gpt2::create(medium, init);
+        const Gpt2 medium = gpt2_of(1024, 128, 2);  // ~2 MB of parameters
         std::string message = "no error";
         try {
-            hf::save(model, medium.to_json(), dir.path);
+            medium.model->save(medium.config, dir.path);
         } catch (const hf::FormatError& e) {
             message = e.what();
         }
@@ -179,8 +177,8 @@ TEST_CASE("hf::save whose writes fail (file size limit) removes its temporaries 
 
 TEST_CASE("hf::save renames neither file when the second cannot be written") {
     TempDir dir;
-    auto previous = gpt2::from_pretrained(fixtures / "gpt2-tiny");
-    hf::save(previous, read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
+    auto previous = tiny_gpt2();
+    previous->save(read_text(fixtures / "gpt2-tiny" / "config.json"), dir.path);
     const std::string model_before = read_text(dir.path / "model.safetensors");
     const std::string config_before = read_text(dir.path / "config.json");
 
@@ -188,9 +186,8 @@ TEST_CASE("hf::save renames neither file when the second cannot be written") {
     // temporary exists. Writing one file after the other would already have replaced model.safetensors.
     const fs::path blocker = dir.path / ("config.json.tmp-" + std::to_string(::getpid()));
     fs::create_directories(blocker / "child");
-    Generator init(1);
-    auto other = gpt2::create(config_of(64, 16, 1), init);
-    CHECK_THROWS_WITH_AS(hf::save(other, "{}", dir.path),
+    const Gpt2 other = gpt2_of(64, 16, 1);
+    CHECK_THROWS_WITH_AS(other.model->save("{}", dir.path),
                          ((dir.path / "config.json").string() + ": cannot create \"" + blocker.string() + "\": Is a directory").c_str(),
                          hf::FormatError);
     fs::remove_all(blocker);

@@ -8,8 +8,6 @@
 #include <fstream>
 #include <functional>
 
-#include "models/bert/bert.hpp"
-#include "models/gpt2/gpt2.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/core/memory.hpp"
 #include "remat/core/memory_size.hpp"
@@ -17,7 +15,9 @@
 #include "remat/planning/memory_limit.hpp"
 #include "remat/planning/plan.hpp"
 #include "remat/tree/parameters.hpp"
+#include "tests/checkpoint/stack.hpp"
 #include "tests/support/same_bits.hpp"
+#include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace remat;
@@ -106,18 +106,17 @@ bool same_gradients(const std::vector<Tensor>& a, const std::vector<Tensor>& b) 
 }
 
 // Plans `model` at budgets spread between its smallest and `none`'s peak and checks each plan.
-template <class Model>
-void check_plans(Model& model, Generator& dropout, const std::function<Var()>& loss) {
+void check_plans(models::Model& model, Generator& dropout, const std::function<Var()>& loss) {
     ad::Tape& tape = ad::default_tape();
     auto step = [&] { tape.backward(loss()); };
     tape.zero_grad();
-    set_policy(model, Policy::none());
+    model.set_policy(Policy::none());
     const Generator::State before = dropout.state();
     step();
-    const std::vector<Tensor> reference = gradients_of(tree::parameters(model));
+    const std::vector<Tensor> reference = gradients_of(model.parameters());
     dropout.set_state(before);
 
-    const planning::Profile profile = planning::profile_checkpointing(model, loss, {.rounds = 1});
+    const planning::Profile profile = model.profile_checkpointing(loss, {.rounds = 1});
     CHECK(dropout.state() == before);  // profiling draws nothing from the model's generators
     CHECK(profile.costs.size() == 1);
     const std::size_t low = planning::smallest_budget(profile), high = planning::predict(profile, Policy::none()).peak;
@@ -129,7 +128,7 @@ void check_plans(Model& model, Generator& dropout, const std::function<Var()>& l
         REQUIRE(plan);
         const planning::Prediction predicted = planning::predict(profile, *plan);
         CHECK(predicted.peak <= budget);
-        set_policy(model, *plan);
+        model.set_policy(*plan);
         const std::size_t peak = measured_peak(step);
         INFO("budget " << budget << ", plan " << plan->to_string() << ": predicted " << predicted.peak << ", measured " << peak);
         CHECK(peak <= budget);
@@ -137,12 +136,12 @@ void check_plans(Model& model, Generator& dropout, const std::function<Var()>& l
         tape.zero_grad();
         dropout.set_state(before);
         step();
-        CHECK(same_gradients(gradients_of(tree::parameters(model)), reference));
+        CHECK(same_gradients(gradients_of(model.parameters()), reference));
         dropout.set_state(before);
     }
     for (const char* fixed : {"none", "blocks", "every:2", "sqrt", "selective"}) {
         const Policy policy = Policy::parse(fixed);
-        set_policy(model, policy);
+        model.set_policy(policy);
         const std::size_t peak = measured_peak(step), predicted = planning::predict(profile, policy).peak;
         INFO(fixed << ": predicted " << predicted << ", measured " << peak);
         CHECK(std::abs(static_cast<double>(peak) - static_cast<double>(predicted)) <= 0.1 * static_cast<double>(peak));
@@ -181,21 +180,15 @@ TEST_CASE("policies for plans parse and print") {
     for (const char* bad : {"plan:", "plan:3", "plan:0n", "plan:2x", "budget:", "budget:3", "plan:99999999n"})
         CHECK_THROWS_AS(Policy::parse(bad), ValueError);
     // A request is not a policy a model can take.
-    Generator init(1);
-    gpt2::Config c;
-    c.n_layer = 2;
-    c.n_embd = 16;
-    c.n_head = 2;
-    c.vocab_size = 20;
-    c.n_positions = 8;
-    CHECK_THROWS_WITH_AS(set_checkpointing(gpt2::create(c, init), Policy::budget(1000)), doctest::Contains("plan_checkpointing"),
-                         ValueError);
-    CHECK_THROWS_WITH_AS(set_checkpointing(gpt2::create(c, init), Policy::parse("plan:3c")),
+    using test::checkpointing::make_stack;
+    CHECK_THROWS_WITH_AS(set_checkpointing(make_stack(1, 2, 0, nullptr), Policy::budget(1000)),
+                         doctest::Contains("plan_checkpointing"), ValueError);
+    CHECK_THROWS_WITH_AS(set_checkpointing(make_stack(1, 2, 0, nullptr), Policy::parse("plan:3c")),
                          doctest::Contains("is for 3 blocks; the model has 2"), ValueError);
-    auto model = set_checkpointing(gpt2::create(c, init), Policy::parse("plan:nc"));
-    CHECK(!model.transformer.h[0].options.active);
-    CHECK(model.transformer.h[1].options.active);
-    CHECK(model.transformer.h[1].options.index == 1);
+    auto model = set_checkpointing(make_stack(1, 2, 0, nullptr), Policy::parse("plan:nc"));
+    CHECK(!model.h[0].options.active);
+    CHECK(model.h[1].options.active);
+    CHECK(model.h[1].options.index == 1);
 }
 
 TEST_CASE("the planner is optimal for its profile: brute force on chains of up to 7 blocks") {
@@ -236,56 +229,41 @@ TEST_CASE("the planner is optimal for its profile: brute force on chains of up t
     CHECK(plans_checked > 300);
 }
 
+
 TEST_CASE("planned GPT-2: within budget, predicted within 10 %, gradients those of none") {
-    gpt2::Config c;
-    c.n_layer = 6;
-    c.n_embd = 64;
-    c.n_head = 4;
-    c.vocab_size = 96;
-    c.n_positions = 32;
-    Generator init(3);
     auto dropout = std::make_shared<Generator>(11);
-    auto model = set_checkpointing(gpt2::create(c, init, dropout));
     IdTensor ids = IdTensor::from_shape({2, 32});
     for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((i * 7) % 96);
     SUBCASE("dropout on: the plan must replay it") {
-        nn::trainmode(model);
-        check_plans(model, *dropout, [&] { return model.loss(model(ids), ids); });
+        auto model = test::table_model("GPT2LMHeadModel", {6, 64, 4, 96, 32}, 3, Policy::blocks(), dropout);
+        model->set_training(true);
+        check_plans(*model, *dropout, [&] { return test::loss_of(*model, ids, ids); });
     }
     SUBCASE("dropout off (remat run's mode)") {
-        nn::testmode(model);
-        check_plans(model, *dropout, [&] { return model.loss(model(ids), ids); });
+        auto model = test::table_model("GPT2LMHeadModel", {6, 64, 4, 96, 32}, 3, Policy::blocks(), dropout);
+        model->set_training(false);
+        check_plans(*model, *dropout, [&] { return test::loss_of(*model, ids, ids); });
     }
     SUBCASE("longer sequences: the kernels split rows between threads") {
-        c.n_layer = 8;
-        c.vocab_size = 128;
-        c.n_positions = 128;
-        auto longer = set_checkpointing(gpt2::create(c, init, dropout));
-        nn::testmode(longer);
+        auto longer = test::table_model("GPT2LMHeadModel", {8, 64, 4, 128, 128}, 3, Policy::blocks(), dropout);
+        longer->set_training(false);
         IdTensor long_ids = IdTensor::from_shape({2, 128});
         for (std::size_t i = 0; i < long_ids.size(); ++i) long_ids.data()[i] = static_cast<std::int64_t>((i * 37) % 128);
-        check_plans(longer, *dropout, [&] { return longer.loss(longer(long_ids), long_ids); });
+        check_plans(*longer, *dropout, [&] { return test::loss_of(*longer, long_ids, long_ids); });
     }
 }
 
 TEST_CASE("planned BERT masked LM: within budget, predicted within 10 %, gradients those of none") {
-    bert::Config c;
-    c.num_hidden_layers = 6;
-    c.hidden_size = 64;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 256;
-    c.vocab_size = 96;
-    c.max_position_embeddings = 32;
-    Generator init(4);
     auto dropout = std::make_shared<Generator>(12);
-    auto model = set_checkpointing(bert::create(c, init, dropout));
-    nn::trainmode(model);
+    // --n-embd 64 also sets intermediate_size = 4 × 64.
+    auto model = test::table_model("BertForMaskedLM", {6, 64, 4, 96, 32}, 4, Policy::blocks(), dropout);
+    model->set_training(true);
     IdTensor ids = IdTensor::from_shape({2, 32}), labels = IdTensor::from_shape({2, 32});
     for (std::size_t i = 0; i < ids.size(); ++i) {
         ids.data()[i] = static_cast<std::int64_t>((i * 5) % 96);
         labels.data()[i] = i % 7 == 0 ? ids.data()[i] : -100;
     }
-    check_plans(model, *dropout, [&] { return model.loss(model({.input_ids = ids, .token_type_ids = {}, .attention_mask = {}}), labels); });
+    check_plans(*model, *dropout, [&] { return test::loss_of(*model, ids, labels); });
 }
 
 TEST_CASE("the memory limit: MemAvailable + RSS, or the lowest cgroup limit up the tree") {

@@ -7,15 +7,13 @@
 #include <optional>
 #include <xtensor/xview.hpp>
 
-#include "models/gpt2/gpt2.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/train/optimisers.hpp"
 #include "remat/train/run_folders.hpp"
 #include "remat/train/run_state.hpp"
-#include "remat/train/weight_decay.hpp"
+#include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/support/tiny_gpt2.hpp"
 
 using namespace remat;
 
@@ -25,6 +23,15 @@ IdTensor window_batch(std::size_t first, std::size_t b, std::size_t t) {
     IdTensor ids = IdTensor::from_shape({b, t});
     for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<std::int64_t>((first * 7 + i * 13) % 50);
     return ids;
+}
+
+// A GPT-2 of `layers` blocks (50 ids, 12 positions, width 16), dropout p ("0.1", "0.0") drawing from rng.
+std::unique_ptr<models::Model> tiny(std::size_t layers, const char* p, std::shared_ptr<Generator> rng = nullptr,
+                                    const Policy& policy = Policy::none()) {
+    return test::table_model("GPT2LMHeadModel",
+                             {.n_layer = layers, .n_embd = 16, .n_head = 4, .vocab_size = 50, .n_positions = 12,
+                              .fields = {{"resid_pdrop", p}, {"embd_pdrop", p}, {"attn_pdrop", p}}},
+                             1, policy, std::move(rng));
 }
 
 // Each parameter's gradient copied out of `tape` after backward of `loss`, on zeroed buffers.
@@ -40,19 +47,18 @@ std::vector<Tensor> gradients(ad::Tape& tape, const std::vector<Param*>& params,
 }  // namespace
 
 TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} of loss_j / K, to the bit") {
-    Generator init(1);
     auto rng = std::make_shared<Generator>(9);
-    auto model = gpt2::create(test::tiny_gpt2(2, 0.1), init, rng);  // dropout on
-    auto params = tree::parameters(model);
+    auto model = tiny(2, "0.1", rng);  // dropout on
+    auto params = model->parameters();
     ad::Tape tape;
     train::MicroBatches micro(params);
     const IdTensor a = window_batch(0, 2, 8), b = window_batch(1, 2, 8);
 
     SUBCASE("K = 1") {
         rng->seed(4);
-        const auto plain = gradients(tape, params, [&] { return model.loss(model(a), a); });
+        const auto plain = gradients(tape, params, [&] { return test::loss_of(*model, a, a); });
         rng->seed(4);
-        const auto g = micro.run(tape, 1, [&](std::size_t) { return model.loss(model(a), a); });
+        const auto g = micro.run(tape, 1, [&](std::size_t) { return test::loss_of(*model, a, a); });
         for (std::size_t i = 0; i < params.size(); ++i) CHECK(test::same_bits(*g.grads[i], plain[i]));
     }
     SUBCASE("K = 3, against the definition computed by hand") {
@@ -60,11 +66,11 @@ TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} o
         std::vector<std::vector<Tensor>> parts;
         for (std::size_t j = 0; j < 3; ++j) {
             rng->seed(100 + j);
-            parts.push_back(gradients(tape, params, [&] { return model.loss(model(batches[j]), batches[j]) * (1.0f / 3); }));
+            parts.push_back(gradients(tape, params, [&] { return test::loss_of(*model, batches[j], batches[j]) * (1.0f / 3); }));
         }
         const auto g = micro.run(tape, 3, [&](std::size_t j) {
             rng->seed(100 + j);  // the caller keys dropout by micro-batch
-            return model.loss(model(batches[j]), batches[j]);
+            return test::loss_of(*model, batches[j], batches[j]);
         });
         for (std::size_t i = 0; i < params.size(); ++i) {
             Tensor expected = zeros(parts[0][i].shape());  // +0 + G_0 + …: a −0 in G_0 becomes +0
@@ -76,7 +82,7 @@ TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} o
         // Run again: the sum buffers are reused, not added to.
         const auto again = micro.run(tape, 3, [&](std::size_t j) {
             rng->seed(100 + j);
-            return model.loss(model(batches[j]), batches[j]);
+            return test::loss_of(*model, batches[j], batches[j]);
         });
         for (std::size_t i = 0; i < params.size(); ++i) CHECK(test::same_bits(*again.grads[i], *g.grads[i]));
     }
@@ -84,9 +90,9 @@ TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} o
 
 TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, already final, during backward") {
     const IdTensor batches[] = {window_batch(0, 2, 8), window_batch(1, 2, 8), window_batch(2, 2, 8)};
-    auto check = [&](auto model, const char* policy, const std::shared_ptr<Generator>& rng) {
+    auto check = [&](std::unique_ptr<models::Model> model, const char* policy, const std::shared_ptr<Generator>& rng) {
         CAPTURE(policy);
-        auto params = tree::parameters(model);
+        auto params = model->parameters();
         params[1]->frozen = true;  // a frozen parameter is never reported
         ad::Tape tape;
         train::MicroBatches micro(params);
@@ -94,7 +100,7 @@ TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, 
             CAPTURE(k);
             auto loss = [&](std::size_t j) {
                 rng->seed(100 + j);
-                return model.loss(model(batches[j]), batches[j]);
+                return test::loss_of(*model, batches[j], batches[j]);
             };
             std::vector<Tensor> expected;
             for (Tensor* g : micro.run(tape, k, loss).grads) expected.push_back(g ? *g : Tensor());
@@ -128,28 +134,24 @@ TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, 
             CHECK(early * 3 > params.size());  // the later blocks' parameters, in the first half of backward
         }
     };
-    Generator init(1);
     auto rng = std::make_shared<Generator>(9);
-    check(gpt2::create(test::tiny_gpt2(3, 0.1), init, rng), "none", rng);
-    Generator init2(1);
-    check(set_checkpointing(gpt2::create(test::tiny_gpt2(3, 0.1), init2, rng), Policy::blocks()), "blocks", rng);
-    Generator init3(1);
-    check(set_checkpointing(gpt2::create(test::tiny_gpt2(3, 0.1), init3, rng), Policy::parse("selective")), "selective", rng);
+    check(tiny(3, "0.1", rng), "none", rng);
+    check(tiny(3, "0.1", rng, Policy::blocks()), "blocks", rng);
+    check(tiny(3, "0.1", rng, Policy::parse("selective")), "selective", rng);
 }
 
 TEST_CASE("MicroBatches: K micro-batches of B windows against one batch of B·K, dropout off: float rounding") {
-    Generator init(2);
-    auto model = gpt2::create(test::tiny_gpt2(2, 0.0), init);
-    auto params = tree::parameters(model);
+    auto model = tiny(2, "0.0");
+    auto params = model->parameters();
     ad::Tape tape;
     train::MicroBatches micro(params);
     const IdTensor whole = window_batch(0, 4, 8);
     const IdTensor halves[] = {xt::view(whole, xt::range(0, 2), xt::all()), xt::view(whole, xt::range(2, 4), xt::all())};
-    const auto one = micro.run(tape, 1, [&](std::size_t) { return model.loss(model(whole), whole); });
+    const auto one = micro.run(tape, 1, [&](std::size_t) { return test::loss_of(*model, whole, whole); });
     std::vector<Tensor> big;
     for (Tensor* g : one.grads) big.push_back(*g);
     const float big_loss = one.loss;
-    const auto two = micro.run(tape, 2, [&](std::size_t j) { return model.loss(model(halves[j]), halves[j]); });
+    const auto two = micro.run(tape, 2, [&](std::size_t j) { return test::loss_of(*model, halves[j], halves[j]); });
     double worst = 0;  // per parameter: largest |difference| over its largest |gradient|
     for (std::size_t i = 0; i < params.size(); ++i) {
         double diff = 0, scale = 0;
@@ -163,36 +165,6 @@ TEST_CASE("MicroBatches: K micro-batches of B windows against one batch of B·K,
     MESSAGE("largest gradient difference, 2 x 2 windows against 1 x 4, relative to the parameter's largest: " << worst);
     CHECK(worst < 1e-5);
     CHECK(two.loss == doctest::Approx(big_loss).epsilon(1e-6));
-}
-
-TEST_CASE("weight_decay_mask: HF Trainer's rule — biases and LayerNorm weights do not decay") {
-    Generator init(3);
-    auto model = gpt2::create(test::tiny_gpt2(1, 0.0), init);
-    const auto mask = train::weight_decay_mask(model);
-    const auto named = tree::named_parameters(model);
-    REQUIRE(mask.size() == named.size());
-    std::vector<std::string> decaying;
-    for (std::size_t i = 0; i < named.size(); ++i)
-        if (mask[i]) decaying.push_back(named[i].first);
-    CHECK(decaying == std::vector<std::string>{"transformer.wte.weight", "transformer.wpe.weight",
-                                               "transformer.h.0.attn.c_attn.weight", "transformer.h.0.attn.c_proj.weight",
-                                               "transformer.h.0.mlp.c_fc.weight", "transformer.h.0.mlp.c_proj.weight"});
-
-    SUBCASE("update leaves the others undecayed") {
-        auto state = train::setup(train::AdamW{.lr = 0.1f, .weight_decay = 0.5f}, model);
-        state.decays = mask;
-        std::vector<Tensor> zero;
-        std::vector<const Tensor*> grads;
-        for (auto& [name, p] : named) zero.push_back(zeros(p->shape()));
-        for (const Tensor& z : zero) grads.push_back(&z);
-        const Tensor ln = model.transformer.ln_f.weight.value, wte = model.transformer.wte.weight.value;
-        train::update(state, model, std::span<const Tensor* const>(grads));
-        CHECK(test::same_bits(model.transformer.ln_f.weight.value, ln));  // zero gradient, no decay
-        CHECK(model.transformer.wte.weight.value(0, 0) == wte(0, 0) * (1 - 0.1f * 0.5f));
-        state.decays.pop_back();
-        CHECK_THROWS_WITH_AS(train::update(state, model, std::span<const Tensor* const>(grads)),
-                             doctest::Contains("a weight decay mask of"), ValueError);
-    }
 }
 
 TEST_CASE("RunState: saved and loaded exactly; a bad file is a FormatError naming the field") {
