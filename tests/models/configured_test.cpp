@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
+#include "models/bert/architecture.hpp"
 #include "models/gpt2/architecture.hpp"
 #include "remat/tree/parameters.hpp"
+#include "tests/support/fixture_with_field.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace remat;
@@ -30,4 +32,14 @@ TEST_CASE("a model kept with its config") {
         CHECK(fresh.model.transformer.h.size() == 1);
         CHECK(fresh.config.n_layer == 1);
     }
+}
+
+TEST_CASE("the typed from_pretrained refuses a config its checkpoint cannot fill, before building it") {
+    // As models::load does (tests/models/hostile_sizes_test.cpp): bounded by the checkpoint's size.
+    const test::TempDir tmp("remat-sizes");
+    const auto layers = test::fixture_with_field(tmp, "gpt2-tiny", "n_layer", "100000");
+    CHECK_THROWS_WITH_AS(gpt2::from_pretrained(layers), doctest::Contains("describes a model larger than"), ValueError);
+    const auto wide = test::fixture_with_field(tmp, "bert-tiny", "intermediate_size", "16000000");  // 4 · 16M floats per layer
+    CHECK_THROWS_WITH_AS(models::from_pretrained<bert::MaskedLM>(wide), doctest::Contains("check num_hidden_layers 2, hidden_size"),
+                         ValueError);
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "remat/hf/safetensors.hpp"
 #include "remat/tree/parameters.hpp"
@@ -25,25 +27,34 @@ inline double relative_difference(const Tensor& got, const Tensor& expected) {
     return worst / std::max(scale, 1e-3);
 }
 
-// Checks every gradient within `tolerance` of the reference (relative_difference); returns the largest.
+// Checks every gradient, by its parameter path, within `tolerance` of the reference's "grad.<path>"
+// (relative_difference) and that there are expected_count of them; returns the largest difference.
+inline double compare_named_gradients(const std::vector<std::pair<std::string, const Tensor*>>& grads,
+                                      const hf::SafetensorsFile& reference, std::size_t expected_count,
+                                      double tolerance = 1e-4) {
+    double worst = 0;
+    std::string worst_name;
+    for (const auto& [path, g] : grads) {
+        const hf::TensorInfo* ref = reference.find("grad." + path);
+        INFO(path);
+        REQUIRE(ref != nullptr);
+        REQUIRE(g != nullptr);
+        const double d = relative_difference(*g, reference.read_float(*ref));
+        if (d > worst) worst = d, worst_name = path;
+        CHECK(d < tolerance);
+    }
+    MESSAGE("largest gradient difference: " << worst << " (relative to the tensor's scale) in " << worst_name);
+    CHECK(grads.size() == expected_count);
+    return worst;
+}
+
+// The same for a model-shaped tree of gradients (train::withgradient's).
 template <class Model>
 double compare_gradients(Model& grads, const hf::SafetensorsFile& reference, std::size_t expected_count,
                          double tolerance = 1e-4) {
-    std::size_t compared = 0;
-    double worst = 0;
-    std::string worst_name;
-    tree::foreach_parameter(grads, [&](const std::string& path, const Param& g) {
-        const hf::TensorInfo* ref = reference.find("grad." + path);
-        CAPTURE(path);
-        REQUIRE(ref != nullptr);
-        const double d = relative_difference(g.value, reference.read_float(*ref));
-        if (d > worst) worst = d, worst_name = path;
-        CHECK(d < tolerance);
-        ++compared;
-    });
-    MESSAGE("largest gradient difference: " << worst << " (relative to the tensor's scale) in " << worst_name);
-    CHECK(compared == expected_count);
-    return worst;
+    std::vector<std::pair<std::string, const Tensor*>> named;
+    tree::foreach_parameter(grads, [&](const std::string& path, const Param& g) { named.emplace_back(path, &g.value); });
+    return compare_named_gradients(named, reference, expected_count, tolerance);
 }
 
 }  // namespace remat::test
