@@ -17,7 +17,7 @@ using test::same_bits;
 
 namespace {
 // A GPT-2 of 4 blocks (50 ids, 12 positions, width 16), its dropouts at p ("0.1", "0.0").
-std::unique_ptr<models::Model> tiny(const char* p, std::uint64_t seed, const Policy& policy = Policy::none()) {
+std::unique_ptr<models::Model> dropout_gpt2(const char* p, std::uint64_t seed, const Policy& policy = Policy::none()) {
     return test::table_model("GPT2LMHeadModel",
                              {.n_layer = 4, .n_embd = 16, .n_head = 4, .vocab_size = 50, .n_positions = 12,
                               .fields = {{"resid_pdrop", p}, {"embd_pdrop", p}, {"attn_pdrop", p}}},
@@ -47,15 +47,15 @@ void check_evaluation_passes_are_freed(models::Model& model) {
 
 TEST_CASE("evaluation passes outside no-grad leave nothing on the tape") {
     SUBCASE("plain") {
-        auto model = tiny("0.1", 1);
+        auto model = dropout_gpt2("0.1", 1);
         check_evaluation_passes_are_freed(*model);
     }
     SUBCASE("checkpointed, blocks") {
-        auto model = tiny("0.1", 1, Policy::blocks());
+        auto model = dropout_gpt2("0.1", 1, Policy::blocks());
         check_evaluation_passes_are_freed(*model);
     }
     SUBCASE("checkpointed, sqrt, with the debug check") {
-        auto model = tiny("0.1", 1, Policy::sqrt());
+        auto model = dropout_gpt2("0.1", 1, Policy::sqrt());
         ad::default_tape().set_checkpoint_check(true);
         check_evaluation_passes_are_freed(*model);
         ad::default_tape().set_checkpoint_check(false);
@@ -98,7 +98,7 @@ TEST_CASE("freeing unreachable graphs never changes a gradient bit") {
     auto& tape = ad::default_tape();
     tape.reset();
     tape.clear_grads();
-    auto a = tiny("0.0", 2), b = tiny("0.0", 2);
+    auto a = dropout_gpt2("0.0", 2), b = dropout_gpt2("0.0", 2);
     auto step = [&](models::Model& model, bool with_evaluations) {
         Var first = model.loss(test::logits_of(model, ids(1)), ids(1));
         if (with_evaluations)

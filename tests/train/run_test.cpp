@@ -26,7 +26,7 @@ IdTensor window_batch(std::size_t first, std::size_t b, std::size_t t) {
 }
 
 // A GPT-2 of `layers` blocks (50 ids, 12 positions, width 16), dropout p ("0.1", "0.0") drawing from rng.
-std::unique_ptr<models::Model> tiny(std::size_t layers, const char* p, std::shared_ptr<Generator> rng = nullptr,
+std::unique_ptr<models::Model> gpt2_of_depth(std::size_t layers, const char* p, std::shared_ptr<Generator> rng = nullptr,
                                     const Policy& policy = Policy::none()) {
     return test::table_model("GPT2LMHeadModel",
                              {.n_layer = layers, .n_embd = 16, .n_head = 4, .vocab_size = 50, .n_positions = 12,
@@ -48,7 +48,7 @@ std::vector<Tensor> gradients(ad::Tape& tape, const std::vector<Param*>& params,
 
 TEST_CASE("MicroBatches: K = 1 is the plain step; K > 1 is G_0 + … + G_{K-1} of loss_j / K, to the bit") {
     auto rng = std::make_shared<Generator>(9);
-    auto model = tiny(2, "0.1", rng);  // dropout on
+    auto model = gpt2_of_depth(2, "0.1", rng);  // dropout on
     auto params = model->parameters();
     ad::Tape tape;
     train::MicroBatches micro(params);
@@ -135,13 +135,13 @@ TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, 
         }
     };
     auto rng = std::make_shared<Generator>(9);
-    check(tiny(3, "0.1", rng), "none", rng);
-    check(tiny(3, "0.1", rng, Policy::blocks()), "blocks", rng);
-    check(tiny(3, "0.1", rng, Policy::parse("selective")), "selective", rng);
+    check(gpt2_of_depth(3, "0.1", rng), "none", rng);
+    check(gpt2_of_depth(3, "0.1", rng, Policy::blocks()), "blocks", rng);
+    check(gpt2_of_depth(3, "0.1", rng, Policy::parse("selective")), "selective", rng);
 }
 
 TEST_CASE("MicroBatches: K micro-batches of B windows against one batch of B·K, dropout off: float rounding") {
-    auto model = tiny(2, "0.0");
+    auto model = gpt2_of_depth(2, "0.0");
     auto params = model->parameters();
     ad::Tape tape;
     train::MicroBatches micro(params);
