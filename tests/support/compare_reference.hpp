@@ -34,7 +34,9 @@ inline double compare_named_gradients(const std::vector<std::pair<std::string, c
                                       double tolerance = 1e-4) {
     double worst = 0;
     std::string worst_name;
-    for (const auto& [path, g] : grads) {
+    for (const auto& named : grads) {  // not a structured binding: INFO captures it, which clang 14 refuses
+        const std::string& path = named.first;
+        const Tensor* g = named.second;
         const hf::TensorInfo* ref = reference.find("grad." + path);
         INFO(path);
         REQUIRE(ref != nullptr);
