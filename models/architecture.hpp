@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "remat/ad/var.hpp"
+#include "remat/adapters/lora.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/generation/generate.hpp"
 #include "remat/core/random.hpp"
@@ -86,6 +87,10 @@ public:
     virtual void save(const std::string& config_json, const std::filesystem::path& dir) = 0;  // hf::save
     // torch.optim.AdamW over every parameter (trainer_adamw: as HF Trainer sets it up).
     virtual std::unique_ptr<train::Optimiser> adamw(const train::AdamW& rule) = 0;
+    // adapters::set_lora and adapters::merge_lora on the model (remat/adapters/lora.hpp).
+    virtual std::size_t set_lora(const adapters::LoraConfig& config, Generator& init,
+                                 std::shared_ptr<Generator> dropout_rng = nullptr) = 0;
+    virtual std::size_t merge_lora() = 0;
 };
 
 // One table entry. Configs travel as config.json text: the entry parses them itself.

@@ -70,6 +70,11 @@ public:
     std::unique_ptr<train::Optimiser> trainer_adamw(const train::AdamW& rule) override {
         return std::make_unique<OptimiserOf<M>>(model_, rule, train::weight_decay_mask(model_));
     }
+    std::size_t set_lora(const adapters::LoraConfig& config, Generator& init,
+                         std::shared_ptr<Generator> dropout_rng) override {
+        return adapters::set_lora(model_, config, init, std::move(dropout_rng));
+    }
+    std::size_t merge_lora() override { return adapters::merge_lora(model_); }
 
 private:
     M model_;

@@ -9,6 +9,7 @@
 #include "remat/layers/generators.hpp"
 #include "remat/layers/init.hpp"
 #include "remat/layers/linear.hpp"
+#include "remat/layers/lora.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/layers/norm.hpp"
 #include "remat/tree/model.hpp"  // REMAT_MODEL

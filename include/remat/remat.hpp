@@ -1,6 +1,6 @@
 #pragma once
 // Everything public in remat: tensors, autodiff, ops, layers, tree walks, checkpointing, planning,
-// training and the trainer, data and datasets, generation, data parallelism, HuggingFace files and the
+// training and the trainer, LoRA adapters, data and datasets, generation, data parallelism, HuggingFace files and the
 // tokenizers. (The model architectures are headers of their own: <models/architecture.hpp>, the table;
 // <models/gpt2/gpt2.hpp> and the others, each model's structs.) tests/tree/public_headers_test.cpp
 // checks that every header under include/remat/ is here and names one symbol of each.
@@ -8,6 +8,7 @@
 #include "remat/ad/finite_difference.hpp"
 #include "remat/ad/tape.hpp"
 #include "remat/ad/var.hpp"
+#include "remat/adapters/lora.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/core/anchor.hpp"
 #include "remat/core/bfloat16.hpp"
@@ -48,6 +49,7 @@
 #include "remat/layers/kv_cache.hpp"
 #include "remat/layers/layer.hpp"
 #include "remat/layers/linear.hpp"
+#include "remat/layers/lora.hpp"
 #include "remat/layers/modes.hpp"
 #include "remat/layers/norm.hpp"
 #include "remat/layers/rotary.hpp"

@@ -1,6 +1,7 @@
 #include "remat/layers/linear.hpp"
 
 #include "remat/layers/init.hpp"
+#include "remat/ops/elementwise.hpp"
 #include "remat/ops/linalg.hpp"
 
 namespace remat::nn {
@@ -13,12 +14,13 @@ Linear Linear::create(std::size_t in, std::size_t out, Generator& rng, bool with
 
 std::string Linear::describe() const {
     return "Linear(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) +
-           (bias ? "" : ", no bias") + ")";
+           (bias ? "" : ", no bias") + (adapter ? ", " + adapter->describe() : "") + ")";
 }
 
 Var Linear::operator()(const Var& x) const {
     check_features("Linear", x, in_features());
-    return ops::linear(x, leaf(weight), bias ? leaf(*bias) : Var(), ops::WeightLayout::out_in);
+    const Var y = ops::linear(x, leaf(weight), bias ? leaf(*bias) : Var(), ops::WeightLayout::out_in);
+    return adapter ? y + (*adapter)(x) : y;
 }
 
 Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std) {
@@ -26,12 +28,14 @@ Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std
 }
 
 std::string Conv1D::describe() const {
-    return "Conv1D(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) + ")";
+    return "Conv1D(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) +
+           (adapter ? ", " + adapter->describe() : "") + ")";
 }
 
 Var Conv1D::operator()(const Var& x) const {
     check_features("Conv1D", x, in_features());
-    return ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
+    const Var y = ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
+    return adapter ? y + (*adapter)(x) : y;
 }
 
 }  // namespace remat::nn

@@ -11,6 +11,7 @@
 #include "remat/layers.hpp"
 #include "remat/ops.hpp"
 #include "remat/train/gradient.hpp"
+#include "tests/support/check_gradients.hpp"
 #include "tests/support/constant.hpp"
 
 using namespace remat;
@@ -21,37 +22,9 @@ Tensor randn(const Shape& shape, std::uint64_t seed) {
     Generator(seed).fill_normal(t.data(), t.size());
     return t;
 }
+using test::check_gradients;
 using test::constant;
 
-// Compares the tape's gradients of sum(layer(input) ⊙ R) for every parameter and the input with
-// central finite differences.
-template <class Layer, class Call>
-void check_gradients(Layer& layer, Tensor input, Call call, double tolerance = 3e-3) {
-    std::vector<Tensor*> wrt;
-    for (Param* p : tree::parameters(layer))
-        if (!p->frozen) wrt.push_back(&p->value);
-    wrt.push_back(&input);
-    Tensor weights;
-    auto loss = [&] {
-        Var y = call(layer, ad::leaf(input));
-        if (weights.shape() != y.shape()) weights = randn(y.shape(), 4242);
-        return ops::sum(y * constant(weights));
-    };
-    const auto exact = ad::gradient(loss, wrt);
-    ad::FiniteDifference fd(1e-2f);
-    ad::UseBackend use(fd);
-    const auto approx = ad::gradient(loss, wrt);
-    for (std::size_t i = 0; i < wrt.size(); ++i) {
-        CAPTURE(i);
-        double worst = 0;
-        for (std::size_t j = 0; j < wrt[i]->size(); ++j) {
-            const double a = exact.grads[i].data()[j], b = approx.grads[i].data()[j];
-            worst = std::max(worst, std::abs(a - b) / (1e-2 + std::abs(b)));
-        }
-        CAPTURE(worst);
-        CHECK(worst < tolerance);
-    }
-}
 }  // namespace
 
 TEST_CASE("Linear") {

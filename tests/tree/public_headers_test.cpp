@@ -43,6 +43,8 @@ static_assert(known<r::nn::Embedding>);             // remat/layers/embedding.hp
 static_assert(known<r::nn::KVCache>);               // remat/layers/kv_cache.hpp
 static_assert(known<r::nn::CheckFinite>);           // remat/layers/layer.hpp
 static_assert(known<r::nn::Linear>);                // remat/layers/linear.hpp
+static_assert(known<r::nn::LoRA>);                  // remat/layers/lora.hpp
+static_assert(known<r::adapters::LoraConfig>);      // remat/adapters/lora.hpp
 static_assert(known<r::nn::LayerNorm>);             // remat/layers/norm.hpp
 static_assert(known<r::nn::RopeScaling>);           // remat/layers/rotary.hpp
 static_assert(known<r::ops::AttentionDropout>);     // remat/ops/attention.hpp

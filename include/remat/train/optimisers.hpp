@@ -72,8 +72,8 @@ OptimiserState<Rule, Model> setup(const Rule& rule, const Model& model) {
     auto zeroed = [&] {
         return tree::map_leaves(model, [](const auto& leaf) {
             using L = tree::bare<decltype(leaf)>;
-            if constexpr (tree::is_param<L>)
-                return Param{zeros(leaf.shape()), leaf.frozen};
+            if constexpr (tree::is_param<L>)  // a frozen parameter has no moments (LoRA: the whole base)
+                return leaf.frozen ? Param{Tensor(Shape{0}), true} : Param{zeros(leaf.shape())};
             else if constexpr (tree::is_buffer<L>)
                 return Tensor(Shape{0});
             else

@@ -5,7 +5,7 @@
 //   auto state = train::setup(train::AdamW{}, model);        // later, or in another process
 //   train::load_state(state, "run/optimiser.safetensors");   // rule settings, step, every moment
 //
-// One safetensors file: each moment as F32 under "moments.<k>.<parameter path>"
+// One safetensors file: each trainable parameter's moments as F32 under "moments.<k>.<parameter path>"
 // ("moments.1.layers.0.weight" is Adam's second moment of layers.0.weight), and in its metadata the
 // rule's name, the step count and every hyper-parameter (lr included, so a schedule's position is
 // kept by the step). Written atomically (a temporary, then rename: a crash never leaves half a file).
@@ -47,7 +47,7 @@ Fields fields_of(State& state) {
     f.step = nullptr;
     for (std::size_t k = 0; k < Rule::moments; ++k)
         tree::foreach_parameter(state.moments[k], [&](const std::string& path, auto& p) {
-            f.tensors.emplace_back("moments." + std::to_string(k) + "." + path, &p.value);
+            if (!p.frozen) f.tensors.emplace_back("moments." + std::to_string(k) + "." + path, &p.value);  // frozen: none
         });
     return f;
 }

@@ -3,7 +3,10 @@
 //
 //   Param, Tensor            leaves (parameter, buffer)
 //   Hana struct              children are its members; segment = member name. A struct declaring
-//                            `static constexpr bool transparent = true` adds no segment (Checkpointed<T>)
+//                            `static constexpr bool transparent = true` adds no segment (Checkpointed<T>);
+//                            a member whose type (or optional's value type) declares `static constexpr
+//                            bool flattened = true` adds none either: its own members read as the
+//                            holder's (a Linear's LoRA adapter: c_attn.lora_A.weight, as PEFT names it)
 //   std::vector<T>           children are its elements; segment = index
 //   std::tuple<T...>         children are its elements; segment = index (Chain)
 //   std::optional<T>         its value, if any; no segment (BERT's pooler)
@@ -74,6 +77,18 @@ inline constexpr bool is_struct = hana::Struct<bare<T>>::value;
 
 template <class T>
 concept transparent_struct = is_struct<T> && requires { requires bare<T>::transparent; };
+
+template <class T>
+struct optional_value_t {
+    using type = T;
+};
+template <class T>
+struct optional_value_t<std::optional<T>> {
+    using type = T;
+};
+// A member of this type adds no segment (see above).
+template <class T>
+concept flattened_member = requires { requires optional_value_t<bare<T>>::type::flattened; };
 
 // A node with children (as opposed to a leaf).
 template <class T>
@@ -233,8 +248,10 @@ decltype(auto) map_children(X&& x, F&& f) {
     if constexpr (is_struct<T>) {
         return hana::unpack(hana::accessors<T>(), [&](auto... pairs) -> decltype(auto) {
             constexpr bool hide = transparent_struct<T>;
-            constexpr std::array<std::string_view, sizeof...(pairs)> segments{
-                std::string_view(hide ? "" : hana::to<const char*>(bare<decltype(hana::first(pairs))>{}))...};
+            constexpr std::array<std::string_view, sizeof...(pairs)> segments{std::string_view(
+                hide || flattened_member<decltype(hana::second(pairs)(x))>
+                    ? ""
+                    : hana::to<const char*>(bare<decltype(hana::first(pairs))>{}))...};
             return detail::map_fixed(f, segments, std::forward_as_tuple(detail::child<X>(hana::second(pairs)(x))...));
         });
     } else if constexpr (is_tuple<T>) {
