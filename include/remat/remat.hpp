@@ -9,6 +9,7 @@
 #include "remat/ad/tape.hpp"
 #include "remat/ad/var.hpp"
 #include "remat/adapters/lora.hpp"
+#include "remat/adapters/peft.hpp"
 #include "remat/checkpoint.hpp"
 #include "remat/core/anchor.hpp"
 #include "remat/core/bfloat16.hpp"

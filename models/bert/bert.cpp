@@ -85,7 +85,7 @@ Var masked_lm_loss(const Var& logits, const IdTensor& labels) { return ops::cros
 
 namespace {
 nn::Linear linear(std::size_t in, std::size_t out, float std, Generator& init) {
-    return nn::Linear{Param{init::normal(Shape{out, in}, std, init)}, Param{zeros(Shape{out})}};
+    return nn::Linear{Param{init::normal(Shape{out, in}, std, init)}, Param{zeros(Shape{out})}, std::nullopt};
 }
 }  // namespace
 

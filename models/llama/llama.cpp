@@ -40,7 +40,7 @@ Var DecoderLayer::operator()(const Var& x, const Context& context) const {
 namespace {
 // nn.Linear as HF's _init_weights leaves it: weight (out, in) N(0, std²), bias 0.
 nn::Linear linear(std::size_t in, std::size_t out, bool bias, Generator& init, float std) {
-    nn::Linear l{Param{init::normal(Shape{out, in}, std, init)}, std::nullopt};
+    nn::Linear l{Param{init::normal(Shape{out, in}, std, init)}, std::nullopt, std::nullopt};
     if (bias) l.bias = Param{zeros(Shape{out})};
     return l;
 }

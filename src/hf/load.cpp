@@ -118,6 +118,11 @@ void write_text_atomically(const fs::path& path, const std::string& text) {
 }
 
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json, const fs::path& dir) {
+    save_tensors(tensors, config_json, dir, "model.safetensors", "config.json");
+}
+
+void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json, const fs::path& dir,
+                  const std::string& weights_name, const std::string& config_name) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) throw FormatError(dir.string() + ": cannot create the output folder");
@@ -126,8 +131,8 @@ void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& co
     for (const NamedTensor& t : tensors) entries.push_back(f32(t.path, *t.tensor));
     // Both files are written and synced under temporary names before either is renamed: a failure or a
     // kill while writing leaves the previous pair untouched, and only the two renames remain, back to back.
-    detail::AtomicFile model(dir / "model.safetensors"), config(dir / "config.json");
-    detail::write_safetensors(model, dir / "model.safetensors", entries, {{"format", "pt"}});
+    detail::AtomicFile model(dir / weights_name), config(dir / config_name);
+    detail::write_safetensors(model, dir / weights_name, entries, {{"format", "pt"}});
     config.write(std::as_bytes(std::span(config_json)));
     model.finish();
     config.finish();

@@ -7,7 +7,7 @@
 namespace remat::nn {
 
 Linear Linear::create(std::size_t in, std::size_t out, Generator& rng, bool with_bias) {
-    Linear l{Param{init::glorot_uniform(Shape{out, in}, rng)}, std::nullopt};
+    Linear l{Param{init::glorot_uniform(Shape{out, in}, rng)}, std::nullopt, std::nullopt};
     if (with_bias) l.bias = Param{zeros(Shape{out})};
     return l;
 }
@@ -24,7 +24,7 @@ Var Linear::operator()(const Var& x) const {
 }
 
 Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std) {
-    return {Param{init::normal(Shape{in, out}, std, rng)}, Param{zeros(Shape{out})}};
+    return {Param{init::normal(Shape{in, out}, std, rng)}, Param{zeros(Shape{out})}, std::nullopt};
 }
 
 std::string Conv1D::describe() const {

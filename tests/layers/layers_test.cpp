@@ -28,7 +28,7 @@ using test::constant;
 }  // namespace
 
 TEST_CASE("Linear") {
-    nn::Linear l{Param{Tensor{{1, 2}, {3, 4}, {5, 6}}}, Param{Tensor{0.5f, 0.0f, -1.0f}}};  // (out 3, in 2)
+    nn::Linear l{Param{Tensor{{1, 2}, {3, 4}, {5, 6}}}, Param{Tensor{0.5f, 0.0f, -1.0f}}, std::nullopt};  // (out 3, in 2)
     SUBCASE("shape and hand-computed values") {
         Tensor x{{1, 1}, {0, 2}};
         Var y = l(constant(x));
@@ -55,7 +55,7 @@ TEST_CASE("Linear") {
 }
 
 TEST_CASE("Conv1D stores its weight (in, out)") {
-    nn::Conv1D c{Param{Tensor{{1, 3, 5}, {2, 4, 6}}}, Param{Tensor{0.5f, 0.0f, -1.0f}}};  // (in 2, out 3)
+    nn::Conv1D c{Param{Tensor{{1, 3, 5}, {2, 4, 6}}}, Param{Tensor{0.5f, 0.0f, -1.0f}}, std::nullopt};  // (in 2, out 3)
     CHECK(c(constant(Tensor{{1, 1}})).value() == Tensor{{3.5f, 7.0f, 10.0f}});
     CHECK_THROWS_WITH_AS(c(constant(zeros(Shape{1, 3}))), "Conv1D: expected input (…, 2), got (1, 3)", ShapeError);
     check_gradients(c, randn({4, 2}, 2), [](auto& layer, const Var& x) { return layer(x); });

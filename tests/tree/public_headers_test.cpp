@@ -45,6 +45,7 @@ static_assert(known<r::nn::CheckFinite>);           // remat/layers/layer.hpp
 static_assert(known<r::nn::Linear>);                // remat/layers/linear.hpp
 static_assert(known<r::nn::LoRA>);                  // remat/layers/lora.hpp
 static_assert(known<r::adapters::LoraConfig>);      // remat/adapters/lora.hpp
+static_assert(known<r::adapters::PeftAdapter>);     // remat/adapters/peft.hpp
 static_assert(known<r::nn::LayerNorm>);             // remat/layers/norm.hpp
 static_assert(known<r::nn::RopeScaling>);           // remat/layers/rotary.hpp
 static_assert(known<r::ops::AttentionDropout>);     // remat/ops/attention.hpp

@@ -43,6 +43,10 @@ LoadReport load_tensors(const std::vector<NamedTensor>& targets, const WeightFil
                         const Naming& naming = {});
 void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json,
                   const std::filesystem::path& dir);
+// The same pair of files under other names in dir (PEFT's adapter_model.safetensors and
+// adapter_config.json): both written and synced under temporary names before either is renamed.
+void save_tensors(const std::vector<NamedTensor>& tensors, const std::string& config_json,
+                  const std::filesystem::path& dir, const std::string& weights_name, const std::string& config_name);
 
 template <class Model>
 std::vector<NamedTensor> named_tensors(Model& model) {
