@@ -11,6 +11,7 @@
 #include "remat/core/memory.hpp"
 #include "remat/layers.hpp"
 #include "remat/ops/precision.hpp"
+#include "remat/planning/plan.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/tree/parameters.hpp"
 #include "tests/support/check_gradients.hpp"
@@ -263,6 +264,47 @@ TEST_CASE("LoRA under checkpointing: gradients bitwise those of the plain LoRA m
                     CHECK(with_gradient == (gpt2 ? 24u : 42u));
                 }
         }
+    }
+}
+
+TEST_CASE("LoRA with a planned policy, GPT-2 and BERT: gradients bitwise those of the plain LoRA model") {
+    const IdTensor ids = some_ids(40);
+    const models::SizeRequest bert_sizes{.n_layer = 3, .n_embd = 16, .n_head = 4, .vocab_size = 40, .n_positions = 12};
+    for (const char* hf_class : {"GPT2LMHeadModel", "BertForMaskedLM"}) {
+        CAPTURE(std::string(hf_class));
+        const bool gpt2 = std::string(hf_class) == "GPT2LMHeadModel";
+        const LoraConfig config{.r = 4, .alpha = 8, .dropout = 0.2f,
+                                .target_modules = gpt2 ? std::vector<std::string>{"c_attn", "c_fc"}
+                                                       : std::vector<std::string>{"query", "value"}};
+        auto dropout = std::make_shared<Generator>(5);
+        auto lora_model = [&](const Policy& policy) {
+            auto model = test::table_model(hf_class, gpt2 ? gpt2_sizes : bert_sizes, 1, policy, dropout);
+            Generator init(3);
+            model->set_lora(config, init, dropout);
+            std::uint64_t seed = 300;
+            for (auto& [path, p] : model->named_parameters())
+                if (path.ends_with("lora_B.weight")) p->value = test::random_tensor(p->shape(), ++seed, 0.1f);
+            model->set_training(true);
+            return model;
+        };
+        auto plain = lora_model(Policy::none());
+        const std::vector<Tensor> expected = gradients_of(*plain, ids, 77, dropout);
+        std::size_t with_gradient = 0;
+        for (const Tensor& g : expected) with_gradient += g.size() > 0;
+        CHECK(with_gradient == 12);  // A and B of 2 adapters in each of 3 blocks
+
+        auto model = lora_model(Policy::blocks());
+        const planning::Profile profile =
+            model->profile_checkpointing([&] { return test::loss_of(*model, ids, ids); }, {.rounds = 1});
+        const std::size_t low = planning::smallest_budget(profile), high = planning::predict(profile, Policy::none()).peak;
+        REQUIRE(low < high);
+        const auto plan = planning::plan_checkpointing(profile, low + (high - low) / 3);
+        REQUIRE(plan);
+        MESSAGE(std::string(hf_class) << " with LoRA, planned at a third of the way from the smallest budget: " << plan->to_string());
+        model->set_policy(*plan);
+        const std::vector<Tensor> got = gradients_of(*model, ids, 77, dropout);
+        REQUIRE(got.size() == expected.size());
+        for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::same_bits(got[i], expected[i]));
     }
 }
 
