@@ -236,10 +236,7 @@ TEST_CASE("LoRA under checkpointing: gradients bitwise those of the plain LoRA m
                 Generator init(3);
                 model->set_lora(config, init, dropout);
                 if (lora_first) model->set_policy(policy);
-                // B non-zero, as after some training: every adapter's path shows in the gradients.
-                std::uint64_t seed = 100;
-                for (auto& [path, p] : model->named_parameters())
-                    if (path.ends_with("lora_B.weight")) p->value = test::random_tensor(p->shape(), ++seed, 0.1f);
+                test::randomise_lora_B(*model, 100, 0.1f);
                 model->set_training(true);
                 return model;
             };
@@ -281,9 +278,7 @@ TEST_CASE("LoRA with a planned policy, GPT-2 and BERT: gradients bitwise those o
             auto model = test::table_model(hf_class, gpt2 ? gpt2_sizes : bert_sizes, 1, policy, dropout);
             Generator init(3);
             model->set_lora(config, init, dropout);
-            std::uint64_t seed = 300;
-            for (auto& [path, p] : model->named_parameters())
-                if (path.ends_with("lora_B.weight")) p->value = test::random_tensor(p->shape(), ++seed, 0.1f);
+            test::randomise_lora_B(*model, 300, 0.1f);
             model->set_training(true);
             return model;
         };
@@ -319,9 +314,7 @@ TEST_CASE("merge_lora: W += s·B·A gives the adapted model's logits, a plain mo
         model->set_lora({.r = 4, .alpha = 16, .target_modules = gpt2 ? std::vector<std::string>{"c_attn", "c_fc"}
                                                                      : std::vector<std::string>{"q_proj", "down_proj"}},
                         init);
-        std::uint64_t seed = 200;
-        for (auto& [path, p] : model->named_parameters())
-            if (path.ends_with("lora_B.weight")) p->value = test::random_tensor(p->shape(), ++seed, 0.2f);
+        test::randomise_lora_B(*model, 200, 0.2f);
         const IdTensor ids = some_ids(40);
         const Tensor adapted_logits = test::logits_of(*model, ids).value();
         CHECK(model->merge_lora() == 6);

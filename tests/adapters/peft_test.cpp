@@ -26,9 +26,7 @@ std::unique_ptr<models::Model> adapted_gpt2(const adapters::LoraConfig& config) 
     Generator init(2);
     model->set_lora(config, init);
     model->set_training(false);  // after set_lora: its dropouts are new layers, in automatic mode
-    std::uint64_t seed = 10;
-    for (auto& [path, p] : model->named_parameters())
-        if (path.ends_with("lora_B.weight")) p->value = test::random_tensor(p->shape(), ++seed, 0.2f);
+    test::randomise_lora_B(*model, 10, 0.2f);
     return model;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/architecture.hpp"
+#include "tests/support/random_tensor.hpp"
 
 namespace remat::test {
 
@@ -37,6 +38,14 @@ inline Var logits_of(models::Model& model, const IdTensor& ids) { return model.l
 // The architecture's own loss of those logits against labels (a causal LM: the ids themselves).
 inline Var loss_of(models::Model& model, const IdTensor& ids, const IdTensor& labels) {
     return model.loss(logits_of(model, ids), labels);
+}
+
+// Every LoRA adapter's B drawn N(0, std²), seeds first_seed + 1, + 2, … in path order: as after some
+// training (with B zero, set_lora's start, the adapters change no logit and A gets no gradient).
+inline void randomise_lora_B(models::Model& model, std::uint64_t first_seed, float std) {
+    std::uint64_t seed = first_seed;
+    for (const auto& named : model.named_parameters())
+        if (named.first.ends_with("lora_B.weight")) named.second->value = random_tensor(named.second->shape(), ++seed, std);
 }
 
 }  // namespace remat::test
