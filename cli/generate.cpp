@@ -5,6 +5,7 @@
 
 #include "cli/errors.hpp"
 #include "cli/flags.hpp"
+#include "cli/lora.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/run_size.hpp"
@@ -78,6 +79,7 @@ int generate(const GenerateOptions& o) {
                    std::min(context, prompt_ids.size() + g.max_new_tokens), summary.sizes.vocab_size, {});
 
     auto model = load_model(folder, Policy::none());
+    if (o.adapter) attach_adapter(*model, *o.adapter);  // unmerged, as PEFT's PeftModel.generate runs it
     model->set_training(false);
     const text::Tokenizer& t = *tokenizer.tokenizer;
     std::vector<std::int64_t> generated;
@@ -126,7 +128,7 @@ int generate(const GenerateOptions& o) {
 
 Command add_generate_command(CLI::App& remat) {
     struct Flags {
-        std::string dir, prompt, prompt_file;
+        std::string dir, prompt, prompt_file, adapter;
         Text max_new_tokens, temperature, top_k, top_p, repetition_penalty, seed;
         std::vector<std::string> stop;
         bool json = false;
@@ -144,6 +146,7 @@ Command add_generate_command(CLI::App& remat) {
     add(command, "--repetition-penalty", f->repetition_penalty, "Divide the logits of tokens already seen by R (HF's rule)", "R");
     command->add_option("--stop", f->stop, "End when the text contains TEXT (may be repeated); EOS ends it too")->type_name("TEXT");
     add(command, "--seed", f->seed, "The sampling generator's seed (default 0): the same seed, the same text", "S");
+    command->add_option("--adapter", f->adapter, "Generate with this LoRA adapter on the model (HF PEFT's folder)")->type_name("ADIR");
     command->add_flag("--json", f->json, "Print one JSON object (ids, text, timings) instead of streaming");
     command->footer(
         "Settings come from the folder's generation_config.json when it has one, as HF's generate takes them; flags\n"
@@ -167,6 +170,7 @@ Command add_generate_command(CLI::App& remat) {
                 if (f->seed.given()) o.seed = static_cast<std::uint64_t>(parse_count("--seed", f->seed.value, 0));
                 o.stop = f->stop;
                 o.json = f->json;
+                if (!f->adapter.empty()) o.adapter = f->adapter;
                 return generate(o);
             }};
 }

@@ -19,6 +19,7 @@ struct GenerateOptions {
     std::vector<std::string> stop;                                  // texts that end the generation
     std::optional<std::uint64_t> seed;
     bool json = false;
+    std::optional<std::filesystem::path> adapter;  // a LoRA adapter (HF PEFT's folder) on the model
 };
 
 // Streams the text to stdout and the counts and speed to stderr, or prints one JSON object with

@@ -4,6 +4,8 @@
 
 #include "models/common/config_json.hpp"
 #include "cli/errors.hpp"
+#include "remat/core/files.hpp"
+#include "remat/hf/load.hpp"
 
 namespace remat::cli {
 
@@ -34,6 +36,23 @@ std::unique_ptr<models::Model> load_model(const ModelFolder& folder, const Polic
     else
         for (const std::string& w : r.warnings) print_warning(w);
     return model;
+}
+
+// The files of a model folder that describe its tokenizer, copied along when saving.
+constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "vocab.txt",
+                                           "tokenizer_config.json", "special_tokens_map.json"};
+
+std::string save_model_folder(models::Model& model, const ModelFolder& from, const fs::path& to) {
+    model.save(from.config_text, to);
+    std::string written = "config.json, model.safetensors";
+    std::error_code ec;
+    if (fs::equivalent(from.dir, to, ec)) return written;
+    for (const char* name : tokenizer_files)
+        if (fs::is_regular_file(from.dir / name, ec)) {
+            hf::write_text_atomically(to / name, read_file(from.dir / name, std::size_t{256} << 20, "a tokenizer file"));
+            written += std::string(", ") + name;
+        }
+    return written;
 }
 
 std::string causal_lm_families() {

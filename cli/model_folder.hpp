@@ -25,6 +25,11 @@ std::unique_ptr<models::Model> load_model(const ModelFolder& folder, const Polic
                                           std::shared_ptr<Generator> dropout_rng = nullptr,
                                           hf::LoadReport* report = nullptr);
 
+// Writes `model` as a model folder `to`: an unchanged copy of from's config.json (HF fields remat
+// does not read survive), model.safetensors, and from's tokenizer files; every file atomically.
+// Returns the names written ("config.json, model.safetensors, vocab.json, …").
+std::string save_model_folder(models::Model& model, const ModelFolder& from, const std::filesystem::path& to);
+
 // inspect(dir), which must hold a causal language model: Failure naming `command` otherwise.
 ModelFolder causal_lm_folder(const std::filesystem::path& dir, std::string_view command);
 

@@ -22,7 +22,7 @@ std::int64_t largest_count(const std::string& option) {
         {"--valid-windows", std::int64_t{1} << 40}, {"--valid-docs", std::int64_t{1} << 40},
         {"--n-layer", 1 << 24},             {"--n-embd", 1 << 24},           {"--n-head", 1 << 24},
         {"--vocab-size", 1 << 24},          {"--n-positions", 1 << 24},
-        {"--max-new-tokens", 1 << 24},      {"--top-k", 1 << 24}};
+        {"--max-new-tokens", 1 << 24},      {"--top-k", 1 << 24},            {"--lora r", 1 << 14}};
     const auto it = largest.find(option);
     return it == largest.end() ? std::numeric_limits<std::int64_t>::max() : it->second;
 }

@@ -14,6 +14,7 @@
 #include "cli/not_finite.hpp"
 #include "cli/run_size.hpp"
 #include "cli/inputs.hpp"
+#include "cli/lora.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output.hpp"
@@ -90,9 +91,10 @@ void write_output(const RunOptions& options, const models::Architecture& archite
     if (options.grads) {
         const ad::Tape& tape = ad::default_tape();
         for (const auto& [path, p] : model.named_parameters()) {
+            if (options.adapter && p->frozen) continue;  // the base's: no gradient is computed
             const Tensor* g = tape.grad(p->value);
             if (!g) g = &unused.emplace_back(zeros(p->value.shape()));
-            tensors.push_back(hf::f32("grad." + path, *g));
+            tensors.push_back(hf::f32("grad." + (options.adapter ? adapters::peft_prefix + path : path), *g));
         }
     }
     hf::write_safetensors(options.output, tensors,
@@ -125,6 +127,10 @@ int run(const RunOptions& options) {
     if (options.repeat < 1) throw Failure("--repeat must be at least 1, got " + std::to_string(options.repeat));
     Reading reading = model_folder_files(options.dir);
     reading.push_back(options.input);
+    if (options.adapter) {
+        reading.push_back(*options.adapter / "adapter_config.json");
+        reading.push_back(*options.adapter / "adapter_model.safetensors");
+    }
     check_output_file("--out", options.output, reading);
     const ModelFolder folder = inspect(options.dir);
     const models::Architecture& architecture = *folder.architecture;
@@ -148,6 +154,7 @@ int run(const RunOptions& options) {
                    {.weight_copies = options.grads ? 2u : 1u, .logit_copies = labels ? 2u : 1u});
 
     auto model = load_model(folder, requested);
+    if (options.adapter) attach_adapter(*model, *options.adapter);
     model->set_training(false);
     const Autocast autocast(options.precision);  // the planning's passes and the measured ones
     if (requested.needs_planning() && !labels)
@@ -179,7 +186,7 @@ int run(const RunOptions& options) {
 namespace {
 struct RunFlags {
     RunOptions options;
-    std::string dir, input, output;
+    std::string dir, input, output, adapter;
     Text repeat, precision;
 };
 }  // namespace
@@ -198,7 +205,10 @@ Command add_run_command(CLI::App& remat) {
     command->add_option("--out,-o", f->output, "OUT.safetensors to write (atomically): logits, loss, stats.*, and grad.* with --grads")
         ->required()
         ->type_name("OUT");
-    command->add_flag("--grads", f->options.grads, "Also write grad.NAME for every parameter (HF names and layout)");
+    command->add_flag("--grads", f->options.grads, "Also write grad.NAME for every parameter (HF names and layout); with --adapter "
+                                                   "for every adapter tensor (PEFT's names: grad.base_model.model.….lora_A.weight)");
+    command->add_option("--adapter", f->adapter, "Run with this LoRA adapter (HF PEFT's adapter_config.json + adapter_model.safetensors)")
+        ->type_name("ADIR");
     command->add_option("--checkpoint", f->options.checkpoint,
                         "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (a plan whose peak "
                         "activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
@@ -217,6 +227,7 @@ Command add_run_command(CLI::App& remat) {
                 o.dir = f->dir;
                 o.input = f->input;
                 o.output = f->output;
+                if (!f->adapter.empty()) o.adapter = f->adapter;
                 if (f->repeat.given()) o.repeat = parse_count("--repeat", f->repeat.value, 1);
                 o.precision = precision_of(f->precision);
                 return run(o);

@@ -4,6 +4,7 @@
 // time and activation memory (the contract: ../../docs/cli.md).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cli/command.hpp"
@@ -17,6 +18,8 @@ struct RunOptions {
     std::string checkpoint = "none";  // a Policy::parse spec
     std::int64_t repeat = 1;          // timed forward+backward passes
     Precision precision = Precision::fp32;
+    // A LoRA adapter (HF PEFT's folder) on the model: --grads then writes its tensors alone, by PEFT's names.
+    std::optional<std::filesystem::path> adapter;
 };
 
 // Throws on any problem (nothing is written then); returns the exit code.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <cstring>
 #include <memory>
 
 #include "cli/checkpoint_plan.hpp"
@@ -14,6 +15,7 @@
 #include "cli/run_size.hpp"
 #include "cli/flags.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/lora.hpp"
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/output.hpp"
@@ -26,6 +28,7 @@
 #include "remat/core/memory_size.hpp"
 #include "remat/data/corpus.hpp"
 #include "remat/data/dataset.hpp"
+#include "remat/data/fingerprint.hpp"
 #include "remat/dist/world.hpp"
 #include "remat/hf/load.hpp"
 #include "remat/train/run_folders.hpp"
@@ -40,9 +43,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* run_state_file = "run_state.json";
-// The files of a model folder that describe its tokenizer, copied along when saving.
-constexpr const char* tokenizer_files[] = {"vocab.json", "merges.txt", "tokenizer.json", "vocab.txt",
-                                           "tokenizer_config.json", "special_tokens_map.json"};
 // What may differ between a run and its resumption: none of these changes a trained bit or a
 // reported loss (--checkpoint: every policy gives the same gradients).
 constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every and --checkpoint";
@@ -74,6 +74,47 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"ranks", std::to_string(ranks)}};
 }
 
+// A LoRA run's own settings, compared on resume like the others: the adapter's config, where it
+// started (--adapter's values) and the base it adapts (its weights' fingerprint, as the base is not
+// copied into checkpoints). Runs saved before LoRA had none of them.
+struct LoraRun {
+    adapters::LoraConfig config;
+    std::uint64_t base = 0, start = 0;  // fingerprints
+};
+std::vector<std::pair<std::string, std::string>> lora_arguments(const TrainOptions& o, const std::optional<LoraRun>& lora) {
+    if (!lora) return {{"--lora", ""}, {"--adapter", ""}, {"--adapter weights", ""}, {"base weights", ""}};
+    return {{"--lora", lora_text(lora->config)},
+            {"--adapter", o.adapter ? fs::absolute(*o.adapter).lexically_normal().string() : ""},
+            {"--adapter weights", o.adapter ? data::format_fingerprint(lora->start) : ""},
+            {"base weights", data::format_fingerprint(lora->base)}};
+}
+
+// FNV-1a over the parameters' names, shapes and values, eight bytes at a time in four lanes (a
+// 1.1B model's 4.4 GB in well under a second).
+std::uint64_t parameters_fingerprint(const std::vector<std::pair<std::string, Param*>>& parameters) {
+    constexpr std::uint64_t prime = 0x100000001b3ull;
+    std::uint64_t lanes[4] = {data::raw_bytes_fingerprint, 1, 2, 3};
+    auto add_bytes = [&](const void* data, std::size_t n) {
+        const auto* p = static_cast<const unsigned char*>(data);
+        std::size_t i = 0;
+        for (; i + 32 <= n; i += 32)
+            for (std::size_t l = 0; l < 4; ++l) {
+                std::uint64_t word;
+                std::memcpy(&word, p + i + 8 * l, 8);
+                lanes[l] = (lanes[l] ^ word) * prime;
+            }
+        for (; i < n; ++i) lanes[0] = (lanes[0] ^ p[i]) * prime;
+    };
+    for (const auto& [path, p] : parameters) {
+        add_bytes(path.data(), path.size() + 1);
+        for (std::size_t d : p->value.shape()) add_bytes(&d, sizeof d);
+        add_bytes(p->value.data(), p->value.size() * sizeof(float));
+    }
+    std::uint64_t h = lanes[0];
+    for (std::size_t l = 1; l < 4; ++l) h = (h ^ lanes[l]) * prime;
+    return h;
+}
+
 std::function<float(std::int64_t)> schedule_of(const TrainOptions& o, std::int64_t total) {
     if (o.schedule == "constant") {
         if (o.warmup > 0)
@@ -98,20 +139,12 @@ fs::path resume_folder(const fs::path& given) {
                   run_state_file + ")");
 }
 
-// The trained model's files: an unchanged copy of the original config.json (HF fields remat does
-// not read survive), model.safetensors, and the tokenizer files; every file atomically.
-std::string save_model(models::Model& model, const ModelFolder& from, const fs::path& to) {
+// What a run saves: the model, or a LoRA run's adapter alone (its base is DIR, unchanged).
+std::string save_trained(models::Model& model, const std::optional<LoraRun>& lora, const ModelFolder& from, const fs::path& to) {
     check_parameters_finite(model, to.string() + " not written (a diverged update, or a checkpoint that held it)");
-    model.save(from.config_text, to);
-    std::string written = "config.json, model.safetensors";
-    std::error_code ec;
-    if (fs::equivalent(from.dir, to, ec)) return written;
-    for (const char* name : tokenizer_files)
-        if (fs::is_regular_file(from.dir / name, ec)) {
-            hf::write_text_atomically(to / name, read_file(from.dir / name, std::size_t{256} << 20, "a tokenizer file"));
-            written += std::string(", ") + name;
-        }
-    return written;
+    if (!lora) return save_model_folder(model, from, to);
+    save_adapter(model, lora->config, from, to);
+    return "adapter_config.json, adapter_model.safetensors";
 }
 
 // A masked LM's windows are framed as BERT's and masked (data::BertFraming); a causal LM's are not.
@@ -139,15 +172,19 @@ std::string status(std::int64_t step, std::int64_t total, double epoch, float lo
 
 int train_in(const dist::World& world, const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
+    if (o.lora && o.adapter) throw Failure("give --lora (a new adapter) or --adapter (one to go on training), not both");
+    const bool lora = o.lora || o.adapter;
     (void)schedule_of(o, 1);  // an unknown --schedule fails here, before any work
     if (o.min_lr > o.lr) throw Failure("--min-lr " + shortest_text(o.min_lr) + " is above --lr " + shortest_text(o.lr));
     const Policy requested = parse_policy(o.checkpoint);
     const ModelFolder folder = trainable_folder(o.dir);
+    const std::optional<adapters::LoraConfig> lora_flag =
+        o.lora ? std::optional(parse_lora(*o.lora, *folder.architecture)) : std::nullopt;
     const models::Summary config = folder.architecture->summary(folder.config_text);
     const std::size_t seq = window_length(o.seq, config.sizes.n_positions);
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
     check_run_fits("--batch " + std::to_string(batch) + " --seq " + std::to_string(seq), checkpoint_weight_bytes(folder.dir), batch,
-                   seq, config.sizes.vocab_size, {.weight_copies = 4, .logit_copies = 2});
+                   seq, config.sizes.vocab_size, {.weight_copies = lora ? 1u : 4u, .logit_copies = 2});
     if (o.save && world.is_root()) prepare_output_folder(*o.save);
     if (o.log) {
         Reading reading = model_folder_files(o.dir);
@@ -186,13 +223,37 @@ int train_in(const dist::World& world, const TrainOptions& o) {
                       " windows (--batch x --accumulate" + (ranks > 1 ? std::string(" x ranks") : "") + ") in " + std::to_string(o.epochs.value_or(1)) +
                       " epoch(s); give more data, more --epochs, or --steps");
 
-    // The model: the checkpoint's weights win over the folder's.
+    // The model: the checkpoint's weights win over the folder's; a LoRA run's checkpoints hold the
+    // adapter alone, its base is always DIR.
     auto dropout = std::make_shared<Generator>(o.seed);
-    const ModelFolder weights = resumed ? inspect(*resumed) : folder;
+    std::error_code ec;
+    if (resumed && lora != fs::exists(*resumed / "adapter_config.json", ec))
+        throw Failure(resumed->string() + (lora ? ": holds no LoRA adapter (adapter_config.json): a full fine-tuning run resumes without --lora or --adapter"
+                                                : ": holds a LoRA adapter: resume it with the run's --lora or --adapter"));
+    const ModelFolder weights = resumed && !lora ? inspect(*resumed) : folder;
     if (weights.architecture != folder.architecture)
         throw Failure(resumed->string() + ": holds a " + weights.architecture->hf_class + ", " + o.dir.string() + " a " +
                       folder.architecture->hf_class);
     std::unique_ptr<models::Model> model = load_model(weights, requested, dropout);
+    std::optional<LoraRun> lora_run;
+    if (lora) {
+        lora_run.emplace();
+        lora_run->base = parameters_fingerprint(model->named_parameters());  // before the adapters: the base alone
+        if (o.adapter) {
+            lora_run->config = attach_adapter(*model, *o.adapter, dropout).config;
+            lora_run->start = parameters_fingerprint(model->named_parameters());
+        } else {
+            lora_run->config = *lora_flag;
+            Generator init(o.seed);  // A as PEFT draws it, from the run's seed
+            try {
+                model->set_lora(lora_run->config, init, dropout);
+            } catch (const ValueError& e) {  // targets that match no layer
+                std::string message = e.message();
+                if (message.starts_with("set_lora: ")) message.erase(0, 10);
+                throw Failure("--lora: " + message);
+            }
+        }
+    }
     const data::LmWindows train_examples(corpus, seq, framing);
 
     Progress progress(stdout, static_cast<std::size_t>(total),
@@ -217,10 +278,18 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         .save = o.save,
         .save_every = o.save_every,
         .keep = static_cast<std::size_t>(o.keep),
-        .save_model = [&](const fs::path& partial) { save_model(*model, folder, partial); },
-        .arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count),
-        // Runs saved before bf16 and data parallelism were fp32 and one process.
-        .added_arguments = {{"--precision", "fp32"}, {"ranks", "1"}},
+        .save_model = [&](const fs::path& partial) { save_trained(*model, lora_run, folder, partial); },
+        .arguments = [&] {
+            auto arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count);
+            for (auto& a : lora_arguments(o, lora_run)) arguments.push_back(std::move(a));
+            return arguments;
+        }(),
+        // Runs saved before bf16, data parallelism and LoRA were fp32, one process and full fine-tuning.
+        .added_arguments = [&] {
+            std::vector<std::pair<std::string, std::string>> added = {{"--precision", "fp32"}, {"ranks", "1"}};
+            for (auto& a : lora_arguments(o, std::nullopt)) added.push_back(std::move(a));
+            return added;
+        }(),
         .world = &world,
         .sum_during_backward = o.sum_during_backward,
         .bucket_bytes = o.bucket_bytes,
@@ -247,6 +316,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
             throw Failure(std::string(e.what()) + "; give the original run's arguments (only " + free_to_change + " may change)");
         }
     }
+    if (resumed && lora) adapters::load_peft(model->named_parameters(), *resumed);  // its arguments checked: the same adapter
     first_step = trainer.state().step;
     first_tokens = trainer.state().tokens;
     const Policy policy = [&] {
@@ -255,7 +325,8 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         const data::Batch first = trainer.next_batch();
         std::size_t reserve = 0;  // the step's sum of micro-batch gradients
         if (accumulate > 1)
-            for (Param* p : model->parameters()) reserve += p->value.size() * sizeof(float);
+            for (Param* p : model->parameters())
+                if (!p->frozen) reserve += p->value.size() * sizeof(float);
         const Autocast autocast(o.precision);
         return plan_checkpointing(*model, requested, [&] { return model->training_loss(first); }, reserve);
     }();
@@ -265,6 +336,8 @@ int train_in(const dist::World& world, const TrainOptions& o) {
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
+    if (lora_run) std::printf("adapter: %s%s\n", lora_summary(*model, lora_run->config).c_str(),
+                              o.adapter ? (", from " + o.adapter->string()).c_str() : "");
     std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, run,
                 tokenizer.tokenizer->describe().c_str());
     if (valid)
@@ -312,7 +385,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     std::printf(", loop overhead %.2f %%\n",
                 100.0 * (done.data_seconds + done.report_seconds) / std::max(done.seconds + done.report_seconds, 1e-9));
     if (o.save && world.is_root()) {
-        const std::string written = save_model(*model, folder, *o.save);
+        const std::string written = save_trained(*model, lora_run, folder, *o.save);
         std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());
     }
     return exit_ok;
@@ -336,7 +409,7 @@ int train(const TrainOptions& o) {
 namespace {
 struct TrainFlags {
     TrainOptions options;
-    std::string dir, data, valid, save, resume, log;
+    std::string dir, data, valid, save, resume, log, lora, adapter;
     std::string gradient_sum = "during-backward";
     Text bucket_size, precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
         weight_decay, clip, seed, log_every;
@@ -380,7 +453,13 @@ Command add_train_command(CLI::App& remat) {
                         "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (the fastest plan whose "
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
-    command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR)")->type_name("OUT");
+    command->add_option("--lora", f->lora,
+                        "Train a LoRA adapter, the model frozen: r=R,alpha=A,dropout=P,targets=NAME,NAME… or regex=PATTERN, "
+                        "rslora=true (default: r=8,alpha=8,dropout=0 on PEFT's default targets for the model)")
+        ->type_name("SETTINGS");
+    command->add_option("--adapter", f->adapter, "Go on training this LoRA adapter (HF PEFT's adapter_config.json + adapter_model.safetensors)")
+        ->type_name("ADIR");
+    command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR); with --lora or --adapter the adapter alone (PEFT's format)")->type_name("OUT");
     add(command, "--save-every", f->save_every, "Also save OUT/checkpoint-STEP every N steps, to resume from", "N");
     add(command, "--keep", f->keep, "Keep only the last K checkpoint folders (default: all)", "K");
     command->add_option("--resume", f->resume, "Continue a run from OUT (its latest checkpoint) or one checkpoint-STEP folder")
@@ -406,6 +485,8 @@ Command add_train_command(CLI::App& remat) {
                 if (!f->save.empty()) o.save = f->save;
                 if (!f->resume.empty()) o.resume = f->resume;
                 if (!f->log.empty()) o.log = f->log;
+                if (!f->lora.empty()) o.lora = f->lora;
+                if (!f->adapter.empty()) o.adapter = f->adapter;
                 o.precision = precision_of(f->precision);
                 if (f->gradient_sum != "during-backward" && f->gradient_sum != "after-backward")
                     throw Failure("--gradient-sum: expected during-backward or after-backward, got '" + f->gradient_sum + "'");

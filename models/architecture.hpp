@@ -104,6 +104,10 @@ struct Architecture {
     Sizes default_sizes{};                     // a default config's sizes
     std::array<std::string, 5> size_fields{};  // the config fields behind Sizes, in its order: "n_layer", …
     std::vector<std::string> config_fields{};  // every field its config.json reads, by HF's name
+    // The layers LoRA adapts when no targets are given: PEFT's default for the model_type
+    // (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); empty: targets must be given.
+    std::vector<std::string> lora_targets{};
+    bool weights_in_out = false;  // its linear layers store (in, out) weights: PEFT's fan_in_fan_out
 
     // Checks config.json text (ValueError "<source>: <field> …"); returns nothing.
     std::function<void(const std::string& text, const std::string& source)> check_config{};

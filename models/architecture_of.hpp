@@ -115,6 +115,8 @@ Architecture architecture_of() {
     a.default_sizes = sizes_of(Config{}, Facts::size_members);
     for (std::size_t i = 0; i < a.size_fields.size(); ++i) a.size_fields[i] = Facts::size_fields[i];
     a.config_fields = Config::field_names();
+    if constexpr (requires { Facts::lora_targets(); }) a.lora_targets = Facts::lora_targets();
+    if constexpr (requires { Facts::weights_in_out; }) a.weights_in_out = Facts::weights_in_out;
     a.check_config = [](const std::string& text, const std::string& source) { (void)Config::from_json(text, source); };
     a.fields = [](const std::string& text) { return detail::parse<Config>(text).fields_json(); };
     a.summary = [](const std::string& text) { return Facts::summary(detail::parse<Config>(text)); };

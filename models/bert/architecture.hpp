@@ -17,6 +17,7 @@ struct Facts {
     static constexpr const char* model_type = "bert";
     static constexpr const char* family = "BERT";
     static constexpr auto tokenizer = models::TokenizerKind::wordpiece;
+    static std::vector<std::string> lora_targets() { return {"query", "value"}; }  // PEFT's default
     static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size",
                                                                "num_attention_heads", "vocab_size",
                                                                "max_position_embeddings"};

@@ -18,6 +18,8 @@ struct LMHead {
     static constexpr const char* family = "GPT-2";
     static constexpr auto objective = models::Objective::causal_lm;
     static constexpr auto tokenizer = models::TokenizerKind::bpe;
+    static std::vector<std::string> lora_targets() { return {"c_attn"}; }  // PEFT's default
+    static constexpr bool weights_in_out = true;  // Conv1D
 
     // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.
     static constexpr std::array<const char*, 5> size_fields = {"n_layer", "n_embd", "n_head", "vocab_size",

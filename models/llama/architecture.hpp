@@ -25,6 +25,7 @@ struct FamilyFacts {
     // Raw bytes for a folder without tokenizer files (remat init's); HF's tokenizer.json is refused by
     // component until remat reads the family's (text/tokenizer_files.cpp).
     static constexpr auto tokenizer = models::TokenizerKind::bpe;
+    static std::vector<std::string> lora_targets() { return {"q_proj", "v_proj"}; }  // PEFT's default for the family
 
     // What init's --n-layer, --n-embd, --n-head, --vocab-size, --n-positions set.
     static constexpr std::array<const char*, 5> size_fields = {"num_hidden_layers", "hidden_size", "num_attention_heads",

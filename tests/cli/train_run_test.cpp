@@ -544,3 +544,109 @@ TEST_CASE("--data: token files and folders of them; another tokenizer's token fi
     CHECK(none.code == 2);
     CHECK(none.err.find((dir / "empty").string()) != std::string::npos);
 }
+
+namespace {
+
+// A LoRA run of the same model and data: adapters on c_attn and c_fc with their own dropout.
+std::vector<std::string> lora_args(const std::string& policy, const fs::path& out) {
+    auto args = run_args(policy, out, "4");
+    args.insert(args.end(), {"--lora", "r=4,alpha=8,dropout=0.1,targets=c_attn,c_fc"});
+    return args;
+}
+
+const fs::path& lora_reference() {
+    static const fs::path out = [] {
+        const fs::path o = scratch() / "lora-reference";
+        const Result r = run_remat(lora_args("none", o));
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        // PEFT's count: c_attn 4·(32 + 96) and c_fc 4·(32 + 128) in 2 blocks, of 35712 + 2304 in all.
+        CHECK(has_line(r.out, "adapter: LoRA r 4 on 4 layers (c_attn,c_fc): 2304 of 38016 parameters trained (6.06 %)"));
+        CHECK(has_line(r.out, "saved " + o.string() + ": adapter_config.json, adapter_model.safetensors"));
+        return o;
+    }();
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA: the run saves the adapter alone, in PEFT's files; checkpoints hold it, the optimiser and the run") {
+    const fs::path& out = lora_reference();
+    CHECK(fs::exists(out / "adapter_model.safetensors"));
+    CHECK_FALSE(fs::exists(out / "model.safetensors"));
+    const auto config = nlohmann::json::parse(read_text(out / "adapter_config.json"));
+    CHECK(config["peft_type"] == "LORA");
+    CHECK(config["r"] == 4);
+    CHECK(config["lora_alpha"] == 8);
+    CHECK(config["lora_dropout"] == 0.1);
+    CHECK(config["target_modules"] == nlohmann::json({"c_attn", "c_fc"}));
+    CHECK(config["fan_in_fan_out"] == true);  // GPT-2's Conv1D
+    CHECK(config["base_model_name_or_path"] == fs::absolute(model()).lexically_normal().string());
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(out / "checkpoint-8")) files.push_back(e.path().filename().string());
+    std::sort(files.begin(), files.end());
+    CHECK(files == std::vector<std::string>{"adapter_config.json", "adapter_model.safetensors", "optimiser.safetensors",
+                                            "run_state.json"});
+    // The adapter trained: its file differs from the first checkpoint's.
+    CHECK(read_text(out / "adapter_model.safetensors") != read_text(out / "checkpoint-4" / "adapter_model.safetensors"));
+}
+
+TEST_CASE("LoRA: a run killed between saves resumes bitwise (another policy on resume): the same losses, the same adapter") {
+    const fs::path out = scratch() / "lora-killed";
+    const pid_t pid = spawn_remat(lora_args("blocks", out), out);
+    while (log_lines(out.string() + ".jsonl") < 10) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    ::kill(pid, SIGKILL);
+    REQUIRE(WIFSIGNALED(wait_status(pid)));
+    CHECK_FALSE(fs::exists(out / "adapter_model.safetensors"));
+    auto args = lora_args("every:2", out);
+    args.insert(args.end(), {"--resume", out.string()});
+    const Result r = run_remat(args);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(read_text(out / "adapter_model.safetensors") == read_text(lora_reference() / "adapter_model.safetensors"));
+    CHECK(computed(out.string() + ".jsonl") == computed(lora_reference().string() + ".jsonl"));
+}
+
+TEST_CASE("LoRA: --adapter goes on training an adapter; the run's LoRA settings and base are checked on resume") {
+    const std::string m = model().string(), d = text().string();
+    const fs::path checkpoint = lora_reference() / "checkpoint-8";
+    const Result more = run_remat({"train", m, "--data", d, "--steps", "2", "--batch", "2", "--seq", "32", "--adapter",
+                                   lora_reference().string(), "--save", (scratch() / "lora-more").string()});
+    CAPTURE(more.err);
+    REQUIRE(more.code == 0);
+    CHECK(more.out.find("from " + lora_reference().string() + "\n") != std::string::npos);
+    CHECK(read_text(scratch() / "lora-more" / "adapter_model.safetensors") !=
+          read_text(lora_reference() / "adapter_model.safetensors"));
+
+    check_error({"train", m, "--data", d, "--lora", "r=4", "--adapter", lora_reference().string()},
+                "give --lora (a new adapter) or --adapter (one to go on training), not both");
+    check_error({"train", m, "--data", d, "--lora", "r=0"}, "--lora r must be a whole number from 1 to 16384, got \"0\"");
+    check_error({"train", m, "--data", d, "--lora", "rank=4"}, "--lora: unknown key \"rank\" (r, alpha, dropout, rslora, targets, regex)");
+    check_error({"train", m, "--data", d, "--lora", "r=4,targets=q_proj"},
+                "--lora: target modules q_proj match no linear layer of the model (its linear layers: transformer.h.0.attn.c_attn, "
+                "transformer.h.0.attn.c_proj, transformer.h.0.mlp.c_fc, transformer.h.0.mlp.c_proj, transformer.h.1.attn.c_attn, "
+                "transformer.h.1.attn.c_proj, transformer.h.1.mlp.c_fc, transformer.h.1.mlp.c_proj)");
+
+    auto other_lora = lora_args("none", lora_reference());
+    other_lora.back() = "r=8,alpha=8,dropout=0.1,targets=c_attn,c_fc";
+    other_lora.insert(other_lora.end(), {"--resume", checkpoint.string()});
+    check_error(other_lora, "--lora r=8,alpha=8,dropout=0.1,rslora=false,targets=c_attn,c_fc differs from the run being resumed "
+                            "(r=4,alpha=8,dropout=0.1,rslora=false,targets=c_attn,c_fc in " + checkpoint.string() +
+                            "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
+                            "--validate-every and --checkpoint may change)");
+    auto full = run_args("none", lora_reference(), "4");
+    full.insert(full.end(), {"--resume", checkpoint.string()});
+    check_error(full, checkpoint.string() + ": holds a LoRA adapter: resume it with the run's --lora or --adapter");
+
+    // The same architecture with other weights is another base: the adapter was not trained on it.
+    const fs::path other = scratch() / "other-base";
+    REQUIRE(run_remat({"init", other.string(), "--arch", "gpt2", "--n-layer", "2", "--n-embd", "32", "--n-head", "4",
+                       "--vocab-size", "256", "--n-positions", "64", "--seed", "4"}).code == 0);
+    auto moved = lora_args("none", lora_reference());
+    moved[1] = other.string();
+    moved.insert(moved.end(), {"--resume", checkpoint.string()});
+    const Result r = run_remat(moved);
+    CHECK(r.code == 2);
+    CHECK(r.err.starts_with("error: base weights "));
+    CHECK(r.err.find(" differs from the run being resumed (") != std::string::npos);
+}
