@@ -26,7 +26,7 @@ std::size_t gradients_to_come(models::Model& model) {
     auto* tape = dynamic_cast<ad::Tape*>(&ad::current());
     std::size_t bytes = 0;
     for (Param* p : model.parameters())
-        if (!tape || !tape->grad(p->value)) bytes += p->value.size() * sizeof(float);
+        if (!p->frozen && (!tape || !tape->grad(p->value))) bytes += p->size() * sizeof(float);  // a frozen one gets none
     return bytes;
 }
 

@@ -16,12 +16,12 @@ CLI::Option* add_precision(CLI::App* app, Text& text, const std::string& what) {
                "P");
 }
 
-Precision precision_of(const Text& text) {
+Precision precision_of(const Text& text, const std::string& flag) {
     if (!text.given()) return Precision::fp32;
     try {
         return parse_precision(text.value);
     } catch (const ValueError& e) {
-        throw Failure(std::string("--precision: ") + e.what());
+        throw Failure(flag + ": " + e.what());
     }
 }
 

@@ -27,7 +27,7 @@ std::optional<std::int64_t> count_if_given(const std::string& option, const Text
 // applies to.
 CLI::Option* add_precision(CLI::App* app, Text& text, const std::string& what);
 // fp32 when not given; an unknown name is a Failure naming the flag.
-Precision precision_of(const Text& text);
+Precision precision_of(const Text& text, const std::string& flag = "--precision");
 
 // The flags train and demo share; their defaults differ (the demo fine-tunes fast).
 struct TrainingFlags {

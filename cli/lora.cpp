@@ -108,8 +108,8 @@ void save_adapter(models::Model& model, const adapters::LoraConfig& config, cons
 std::string lora_summary(models::Model& model, const adapters::LoraConfig& config) {
     std::size_t trained = 0, all = 0, layers = 0;
     for (const auto& [path, p] : model.named_parameters()) {
-        all += p->value.size();
-        if (!p->frozen) trained += p->value.size();
+        all += p->size();
+        if (!p->frozen) trained += p->size();
         layers += path.ends_with(".lora_A.weight");
     }
     const std::string targets = config.target_regex.empty() ? joined(config.target_modules) : "regex " + config.target_regex;

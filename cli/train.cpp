@@ -82,11 +82,12 @@ struct LoraRun {
     std::uint64_t base = 0, start = 0;  // fingerprints
 };
 std::vector<std::pair<std::string, std::string>> lora_arguments(const TrainOptions& o, const std::optional<LoraRun>& lora) {
-    if (!lora) return {{"--lora", ""}, {"--adapter", ""}, {"--adapter weights", ""}, {"base weights", ""}};
+    if (!lora) return {{"--lora", ""}, {"--adapter", ""}, {"--adapter weights", ""}, {"base weights", ""}, {"--base-precision", "fp32"}};
     return {{"--lora", lora_text(lora->config)},
             {"--adapter", o.adapter ? fs::absolute(*o.adapter).lexically_normal().string() : ""},
             {"--adapter weights", o.adapter ? data::format_fingerprint(lora->start) : ""},
-            {"base weights", data::format_fingerprint(lora->base)}};
+            {"base weights", data::format_fingerprint(lora->base)},
+            {"--base-precision", std::string(name(o.base_precision))}};
 }
 
 // FNV-1a over the parameters' names, shapes and values, eight bytes at a time in four lanes (a
@@ -174,6 +175,8 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     if (o.steps && o.epochs) throw Failure("give --steps or --epochs, not both");
     if (o.lora && o.adapter) throw Failure("give --lora (a new adapter) or --adapter (one to go on training), not both");
     const bool lora = o.lora || o.adapter;
+    if (o.base_precision != Precision::fp32 && !lora)
+        throw Failure("--base-precision bf16 holds a frozen base: it needs --lora or --adapter");
     (void)schedule_of(o, 1);  // an unknown --schedule fails here, before any work
     if (o.min_lr > o.lr) throw Failure("--min-lr " + shortest_text(o.min_lr) + " is above --lr " + shortest_text(o.lr));
     const Policy requested = parse_policy(o.checkpoint);
@@ -316,6 +319,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
             throw Failure(std::string(e.what()) + "; give the original run's arguments (only " + free_to_change + " may change)");
         }
     }
+    if (lora && o.base_precision == Precision::bf16) model->hold_base_in_bf16();
     if (resumed && lora) adapters::load_peft(model->named_parameters(), *resumed);  // its arguments checked: the same adapter
     first_step = trainer.state().step;
     first_tokens = trainer.state().tokens;
@@ -336,8 +340,10 @@ int train_in(const dist::World& world, const TrainOptions& o) {
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
                 folder.architecture->hf_class.c_str(), model->count_parameters(), policy.to_string().c_str());
-    if (lora_run) std::printf("adapter: %s%s\n", lora_summary(*model, lora_run->config).c_str(),
-                              o.adapter ? (", from " + o.adapter->string()).c_str() : "");
+    if (lora_run)
+        std::printf("adapter: %s%s%s\n", lora_summary(*model, lora_run->config).c_str(),
+                    o.adapter ? (", from " + o.adapter->string()).c_str() : "",
+                    o.base_precision == Precision::bf16 ? "; the base's projections held in bf16" : "");
     std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, run,
                 tokenizer.tokenizer->describe().c_str());
     if (valid)
@@ -411,7 +417,7 @@ struct TrainFlags {
     TrainOptions options;
     std::string dir, data, valid, save, resume, log, lora, adapter;
     std::string gradient_sum = "during-backward";
-    Text bucket_size, precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
+    Text bucket_size, precision, base_precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
         weight_decay, clip, seed, log_every;
 };
 }  // namespace
@@ -459,6 +465,9 @@ Command add_train_command(CLI::App& remat) {
         ->type_name("SETTINGS");
     command->add_option("--adapter", f->adapter, "Go on training this LoRA adapter (HF PEFT's adapter_config.json + adapter_model.safetensors)")
         ->type_name("ADIR");
+    add(command, "--base-precision", f->base_precision,
+        "With --lora or --adapter: bf16 holds the frozen base's projection weights in bf16 only, half their memory, their "
+        "products in bf16 (bitwise --precision bf16's); default fp32", "P");
     command->add_option("--save", f->save, "Write the trained model here (HF format, atomically; may be DIR); with --lora or --adapter the adapter alone (PEFT's format)")->type_name("OUT");
     add(command, "--save-every", f->save_every, "Also save OUT/checkpoint-STEP every N steps, to resume from", "N");
     add(command, "--keep", f->keep, "Keep only the last K checkpoint folders (default: all)", "K");
@@ -488,6 +497,7 @@ Command add_train_command(CLI::App& remat) {
                 if (!f->lora.empty()) o.lora = f->lora;
                 if (!f->adapter.empty()) o.adapter = f->adapter;
                 o.precision = precision_of(f->precision);
+                if (f->base_precision.given()) o.base_precision = precision_of(f->base_precision, "--base-precision");
                 if (f->gradient_sum != "during-backward" && f->gradient_sum != "after-backward")
                     throw Failure("--gradient-sum: expected during-backward or after-backward, got '" + f->gradient_sum + "'");
                 o.sum_during_backward = f->gradient_sum == "during-backward";

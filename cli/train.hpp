@@ -38,6 +38,8 @@ struct TrainOptions {
     // PEFT's format to go on training; the base frozen, only the adapter saved.
     std::optional<std::string> lora;
     std::optional<std::filesystem::path> adapter;
+    // bf16: the frozen base's projection weights held in bf16 only (half their memory; their products in bf16).
+    Precision base_precision = Precision::fp32;
 };
 
 int train(const TrainOptions& options);

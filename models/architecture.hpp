@@ -91,6 +91,7 @@ public:
     virtual std::size_t set_lora(const adapters::LoraConfig& config, Generator& init,
                                  std::shared_ptr<Generator> dropout_rng = nullptr) = 0;
     virtual std::size_t merge_lora() = 0;
+    virtual std::size_t hold_base_in_bf16() = 0;  // adapters::hold_base_in_bf16
 };
 
 // One table entry. Configs travel as config.json text: the entry parses them itself.

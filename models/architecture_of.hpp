@@ -75,6 +75,7 @@ public:
         return adapters::set_lora(model_, config, init, std::move(dropout_rng));
     }
     std::size_t merge_lora() override { return adapters::merge_lora(model_); }
+    std::size_t hold_base_in_bf16() override { return adapters::hold_base_in_bf16(model_); }
 
 private:
     M model_;

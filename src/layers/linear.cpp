@@ -14,12 +14,14 @@ Linear Linear::create(std::size_t in, std::size_t out, Generator& rng, bool with
 
 std::string Linear::describe() const {
     return "Linear(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) +
-           (bias ? "" : ", no bias") + (adapter ? ", " + adapter->describe() : "") + ")";
+           (bias ? "" : ", no bias") + (weight.held_bf16() ? ", bf16" : "") + (adapter ? ", " + adapter->describe() : "") + ")";
 }
 
 Var Linear::operator()(const Var& x) const {
     check_features("Linear", x, in_features());
-    const Var y = ops::linear(x, leaf(weight), bias ? leaf(*bias) : Var(), ops::WeightLayout::out_in);
+    const Var b = bias ? leaf(*bias) : Var();
+    const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), b, ops::WeightLayout::out_in)
+                                     : ops::linear(x, leaf(weight), b, ops::WeightLayout::out_in);
     return adapter ? y + (*adapter)(x) : y;
 }
 
@@ -29,12 +31,13 @@ Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std
 
 std::string Conv1D::describe() const {
     return "Conv1D(" + std::to_string(in_features()) + " => " + std::to_string(out_features()) +
-           (adapter ? ", " + adapter->describe() : "") + ")";
+           (weight.held_bf16() ? ", bf16" : "") + (adapter ? ", " + adapter->describe() : "") + ")";
 }
 
 Var Conv1D::operator()(const Var& x) const {
     check_features("Conv1D", x, in_features());
-    const Var y = ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
+    const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), leaf(bias), ops::WeightLayout::in_out)
+                                     : ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
     return adapter ? y + (*adapter)(x) : y;
 }
 

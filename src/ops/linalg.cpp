@@ -86,43 +86,62 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
                       });
 }
 
-Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout) {
-    const bool in_out = layout == WeightLayout::in_out;
-    if (weight.dim() != 2)
-        throw ShapeError("linear: weight must be 2-d, got " + to_string(weight.shape()));
-    if (x.dim() < 1) throw ShapeError("linear: input must have a feature axis, got a scalar");
-    const std::size_t in = in_out ? weight.shape()[0] : weight.shape()[1];
-    const std::size_t out = in_out ? weight.shape()[1] : weight.shape()[0];
-    if (x.shape().back() != in)
-        throw ShapeError("linear: input features " + to_string(x.shape()) + " do not match weight " +
-                         to_string(weight.shape()) + (in_out ? " (in, out)" : " (out, in)"));
-    const bool has_bias = bias.defined();
-    if (has_bias) check_shape("linear: bias", Shape{out}, bias.shape());
-    const std::size_t M = leading_rows(x.shape());
+namespace {
 
+// A projection's sizes, checked: x (..., in) by a weight of shape w, as `layout` stores it.
+struct Projection {
+    bool in_out;
+    std::size_t M, in, out;
+    Shape ys;
+    ad::OpKind kind;
+};
+Projection projection(const Var& x, const Shape& w, const Var& bias, WeightLayout layout) {
+    const bool in_out = layout == WeightLayout::in_out;
+    if (w.size() != 2) throw ShapeError("linear: weight must be 2-d, got " + to_string(w));
+    if (x.dim() < 1) throw ShapeError("linear: input must have a feature axis, got a scalar");
+    const std::size_t in = in_out ? w[0] : w[1];
+    const std::size_t out = in_out ? w[1] : w[0];
+    if (x.shape().back() != in)
+        throw ShapeError("linear: input features " + to_string(x.shape()) + " do not match weight " + to_string(w) +
+                         (in_out ? " (in, out)" : " (out, in)"));
+    if (bias.defined()) check_shape("linear: bias", Shape{out}, bias.shape());
     Shape ys = x.shape();
     ys.back() = out;
-    const ad::OpKind kind = out < in ? ad::OpKind::narrowing : ad::OpKind::projection;
+    return {in_out, leading_rows(x.shape()), in, out, ys, out < in ? ad::OpKind::narrowing : ad::OpKind::projection};
+}
+
+// y = X·op(W) + b, or the output a selective policy kept.
+std::shared_ptr<const Tensor> project(const Projection& p, const Operand& X, const Operand& W, const Var& bias) {
+    return kept_or_compute(p.kind, p.ys, [&] {
+        Tensor y = empty(p.ys);  // (M, out)
+        if (bias.defined()) {
+            const float* b = bias.value().data();
+            parallel_ranges(p.M, rows_grain(p.out), [&](std::size_t begin, std::size_t end) {
+                for (std::size_t r = begin; r < end; ++r) std::copy(b, b + p.out, y.data() + r * p.out);
+            });
+        }
+        gemm(false, !p.in_out, p.M, p.out, p.in, X, W, bias.defined() ? 1.0f : 0.0f, y.data());
+        return y;
+    });
+}
+
+}  // namespace
+
+Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout) {
+    const Projection p = projection(x, weight.shape(), bias, layout);
     const Precision precision = remat::precision();
     const Operand X = operand(x.shared_value(), precision, Role::activation);
     const Operand W = operand(weight.shared_value(), precision, Role::weight);
-    std::shared_ptr<const Tensor> y = kept_or_compute(kind, ys, [&] {
-        Tensor y = empty(ys);  // (M, out)
-        if (has_bias) {
-            const float* b = bias.value().data();
-            parallel_ranges(M, rows_grain(out), [&](std::size_t begin, std::size_t end) {
-                for (std::size_t r = begin; r < end; ++r) std::copy(b, b + out, y.data() + r * out);
-            });
-        }
-        gemm(false, !in_out, M, out, in, X, W, has_bias ? 1.0f : 0.0f, y.data());
-        return y;
-    });
+    std::shared_ptr<const Tensor> y = project(p, X, W, bias);
+    const bool has_bias = bias.defined();
     if (!(has_bias ? ad::should_record(x, weight, bias) : ad::should_record(x, weight))) return Var(std::move(y));
 
     std::vector<Var> inputs{x, weight};
     if (has_bias) inputs.push_back(bias);
-    return ad::record(kind, std::move(y), inputs,
-                      [X, W, in_out, M, in, out, precision](const Tensor& dy, ad::Grads& g) {
+    // The input is kept for the weight's gradient only: a frozen weight (LoRA's base) needs none.
+    const Operand kept_x = weight.requires_grad() ? X : Operand{};
+    return ad::record(p.kind, std::move(y), inputs,
+                      [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
                           const Operand dY = operand(dy, precision);
                           if (g.wants(0)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[0].data());
                           if (g.wants(1)) {
@@ -132,6 +151,23 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
                                   gemm(true, false, out, in, M, dY, X, 1.0f, g[1].data());
                           }
                           if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
+                      });
+}
+
+Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout) {
+    const Projection p = projection(x, weight->shape, bias, layout);
+    const Operand X = operand(x.shared_value(), Precision::bf16, Role::activation);
+    const Operand W{nullptr, weight->values.data(), weight};
+    std::shared_ptr<const Tensor> y = project(p, X, W, bias);
+    const bool has_bias = bias.defined();
+    if (!(has_bias ? ad::should_record(x, bias) : ad::should_record(x))) return Var(std::move(y));
+
+    std::vector<Var> inputs{x};
+    if (has_bias) inputs.push_back(bias);
+    return ad::record(p.kind, std::move(y), inputs,
+                      [W, in_out = p.in_out, M = p.M, in = p.in, out = p.out](const Tensor& dy, ad::Grads& g) {
+                          if (g.wants(0)) gemm(false, in_out, M, in, out, operand(dy, Precision::bf16), W, 1.0f, g[0].data());
+                          if (g.size() > 1 && g.wants(1)) add_column_sums(dy.data(), M, out, g[1].data());
                       });
 }
 

@@ -339,3 +339,84 @@ TEST_CASE("merge_lora: W += s·B·A gives the adapted model's logits, a plain mo
         CHECK(worst <= 1e-5 * scale);
     }
 }
+
+TEST_CASE("a base held in bf16: bitwise the float32 base under Autocast(bf16), under checkpointing too; half the weights' memory") {
+    const IdTensor ids = some_ids(40);
+    for (const char* hf_class : {"GPT2LMHeadModel", "LlamaForCausalLM"}) {
+        CAPTURE(std::string(hf_class));
+        const bool gpt2 = std::string(hf_class) == "GPT2LMHeadModel";
+        const LoraConfig config{.r = 4, .alpha = 8, .dropout = 0.2f,
+                                .target_modules = gpt2 ? std::vector<std::string>{"c_attn", "c_fc"}
+                                                       : std::vector<std::string>{"q_proj", "v_proj", "down_proj"}};
+        auto dropout = std::make_shared<Generator>(5);
+        auto lora_model = [&](const char* policy, bool held) {
+            auto model = test::table_model(hf_class, gpt2 ? gpt2_sizes : llama_sizes, 1, Policy::parse(policy), dropout);
+            Generator init(3);
+            model->set_lora(config, init, dropout);
+            test::randomise_lora_B(*model, 100, 0.1f);
+            if (held) {
+                const std::size_t before = memory::live_bytes();
+                std::size_t weight_bytes = 0;  // of the frozen projections (2-d weights but the embeddings)
+                for (const auto& [path, p] : model->named_parameters())
+                    if (p->frozen && p->shape().size() == 2 && !path.ends_with("wte.weight") && !path.ends_with("wpe.weight") &&
+                        !path.ends_with("embed_tokens.weight"))
+                        weight_bytes += p->size() * sizeof(float);
+                const std::size_t held_count = model->hold_base_in_bf16();
+                CHECK(held_count == (gpt2 ? 12u : 22u));  // every frozen projection of 3 blocks (Llama: 7 each, and lm_head)
+                CHECK(before - memory::live_bytes() == weight_bytes / 2);  // float32 freed, bf16 kept
+            }
+            model->set_training(true);
+            return model;
+        };
+        const Autocast bf16(Precision::bf16);
+        auto plain = lora_model("none", false);
+        const std::vector<Tensor> expected = gradients_of(*plain, ids, 77, dropout);
+        for (const char* policy : {"none", "blocks", "selective"}) {
+            CAPTURE(std::string(policy));
+            auto held = lora_model(policy, true);
+            const std::vector<Tensor> got = gradients_of(*held, ids, 77, dropout);
+            REQUIRE(got.size() == expected.size());
+            std::size_t same = 0;
+            for (std::size_t i = 0; i < got.size(); ++i) same += test::same_bits(got[i], expected[i]);
+            CHECK(same == got.size());
+        }
+        // Outside Autocast the held products still run in bf16 (there are no float32 values), the rest in
+        // float32: the float32 model's logits to the base's bf16 rounding.
+        auto held = lora_model("none", true);
+        held->set_training(false);
+        plain->set_training(false);
+        const Autocast fp32(Precision::fp32);
+        const Tensor got = test::logits_of(*held, ids).value(), want = test::logits_of(*plain, ids).value();
+        double largest = 0, worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            largest = std::max(largest, static_cast<double>(std::abs(want.data()[i])));
+            worst = std::max(worst, static_cast<double>(std::abs(got.data()[i] - want.data()[i])));
+        }
+        CHECK(worst > 0);
+        CHECK(worst / largest < 2e-2);
+    }
+}
+
+TEST_CASE("a parameter held in bf16: frozen only, refused where float32 values are needed, float32 again when thawed or merged") {
+    auto model = test::table_model("LlamaForCausalLM", llama_sizes, 1);
+    Generator init(3);
+    model->set_lora({.r = 2, .alpha = 4, .target_modules = {"q_proj"}}, init);
+    test::randomise_lora_B(*model, 100, 0.1f);
+    const Tensor before_hold = test::logits_of(*model, some_ids(40)).value();
+    Param loose{Tensor(Shape{2, 2})};
+    CHECK_THROWS_WITH_AS(loose.hold_bf16(), "hold_bf16: only a frozen parameter may be held in bf16 (an update needs float32 values)",
+                         ValueError);
+    model->hold_base_in_bf16();
+    CHECK_THROWS_WITH_AS(model->named_tensors(), doctest::Contains("model.layers.0.self_attn.q_proj.weight is held in bf16"), ValueError);
+    // Merging widens each held weight (exactly its bf16 values) before adding s·B·A.
+    CHECK(model->merge_lora() == 3);
+    for (Param* p : model->parameters()) CHECK_FALSE(p->held_bf16());
+    const Tensor merged = test::logits_of(*model, some_ids(40)).value();
+    double largest = 0, worst = 0;
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+        largest = std::max(largest, static_cast<double>(std::abs(before_hold.data()[i])));
+        worst = std::max(worst, static_cast<double>(std::abs(merged.data()[i] - before_hold.data()[i])));
+    }
+    MESSAGE("merged from a bf16 base vs the float32 adapted model: " << worst / largest << " of the largest logit");
+    CHECK(worst / largest < 2e-2);  // the base's bf16 rounding
+}

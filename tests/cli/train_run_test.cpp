@@ -650,3 +650,24 @@ TEST_CASE("LoRA: --adapter goes on training an adapter; the run's LoRA settings 
     CHECK(r.err.starts_with("error: base weights "));
     CHECK(r.err.find(" differs from the run being resumed (") != std::string::npos);
 }
+
+TEST_CASE("LoRA --base-precision bf16: the base held in bf16 trains bitwise what --precision bf16 trains on a float32 base") {
+    const fs::path fp32_base = scratch() / "lora-bf16-products", held = scratch() / "lora-bf16-base";
+    auto args = lora_args("none", fp32_base);
+    args.insert(args.end(), {"--precision", "bf16"});
+    const Result a = run_remat(args);
+    CAPTURE(a.err);
+    REQUIRE(a.code == 0);
+    args = lora_args("blocks", held);
+    args.insert(args.end(), {"--precision", "bf16", "--base-precision", "bf16"});
+    const Result b = run_remat(args);
+    CAPTURE(b.err);
+    REQUIRE(b.code == 0);
+    // The count is the model's, however its values are held.
+    CHECK(has_line(b.out, "adapter: LoRA r 4 on 4 layers (c_attn,c_fc): 2304 of 38016 parameters trained (6.06 %); "
+                          "the base's projections held in bf16"));
+    CHECK(read_text(held / "adapter_model.safetensors") == read_text(fp32_base / "adapter_model.safetensors"));
+    CHECK(computed(held.string() + ".jsonl") == computed(fp32_base.string() + ".jsonl"));
+    check_error({"train", model().string(), "--data", text().string(), "--base-precision", "bf16"},
+                "--base-precision bf16 holds a frozen base: it needs --lora or --adapter");
+}

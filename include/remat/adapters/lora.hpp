@@ -81,15 +81,35 @@ std::size_t set_lora(Model& model, const LoraConfig& config, Generator& init, st
     return adapted;
 }
 
+// Holds the weight of every frozen nn::Linear and nn::Conv1D in bf16 only (Param::hold_bf16): the
+// frozen base of a LoRA model in half its memory, its products in bf16 — bitwise what the float32
+// base gives under Autocast(bf16). Biases, norms and embeddings stay float32. Returns the number of
+// weights held.
+template <class Model>
+std::size_t hold_base_in_bf16(Model& model) {
+    std::size_t held = 0;
+    tree::visit(model, [&](auto& node, const std::string&) {
+        using Node = tree::bare<decltype(node)>;
+        if constexpr (detail::adaptable<Node>) {
+            if (!node.weight.frozen || node.weight.held_bf16()) return;
+            node.weight.hold_bf16();
+            ++held;
+        }
+    });
+    return held;
+}
+
 // Folds every adapter into its layer's weight (W += s·B·A; PEFT's merge_and_unload), removes the
 // adapters and thaws every parameter: the plain model, computing what the adapted one computed (to
-// float rounding). Returns the number of adapters merged.
+// float rounding). A weight held in bf16 is widened to float32 first. Returns the number of adapters
+// merged.
 template <class Model>
 std::size_t merge_lora(Model& model) {
     std::size_t merged = 0;
     tree::visit(model, [&](auto& node, const std::string&) {
         using Node = tree::bare<decltype(node)>;
         if constexpr (detail::adaptable<Node>) {
+            node.weight.release_bf16();
             if (!node.adapter) return;
             detail::merge_into(node.weight, *node.adapter, std::is_same_v<Node, nn::Conv1D>);
             node.adapter.reset();

@@ -12,12 +12,24 @@
 //   Param b = std::move(a);  b takes a's tensor, never copying it; a still names it until assigned
 //   b = std::move(a);        b becomes a's parameter (its old tensor is left to what recorded it)
 //   b = a;                   b keeps its identity and takes a copy of a's values, as b.value = a.value
+//
+// A frozen parameter may be held as bfloat16 only (hold_bf16): half its memory, for a frozen base
+// under LoRA (docs/lora.md). Its float32 `value` is then released (empty), and the products that read
+// it (nn::Linear, nn::Conv1D) run in bf16; anything else that needs float32 values refuses it by name.
+#include <cstdint>
 #include <memory>
 #include <new>
+#include <vector>
 
 #include "remat/core/tensor.hpp"
 
 namespace remat {
+
+// A parameter's values rounded to bfloat16 (as Autocast's copies: remat/core/bfloat16.hpp).
+struct HeldBf16 {
+    Shape shape;
+    std::vector<std::uint16_t, memory::TrackingAllocator<std::uint16_t>> values;
+};
 
 struct Param final {
 private:
@@ -30,14 +42,15 @@ public:
     Param() : Param(Tensor()) {}
     Param(Tensor v, bool frozen_ = false)  // NOLINT: implicit, as the aggregate it replaces allowed {tensor}
         : storage_(std::make_shared<Tensor>(std::move(v))), value(*storage_), frozen(frozen_) {}
-    Param(const Param& other) : Param(Tensor(other.value), other.frozen) {}
+    Param(const Param& other) : Param(Tensor(other.value), other.frozen) { bf16_ = other.bf16_; }
     // Shares, never copies: the moved-from Param keeps naming the tensor (a reference cannot be
     // re-seated) until it is assigned.
-    Param(Param&& other) noexcept : storage_(other.storage_), value(*storage_), frozen(other.frozen) {}
+    Param(Param&& other) noexcept : storage_(other.storage_), value(*storage_), frozen(other.frozen), bf16_(other.bf16_) {}
     Param& operator=(const Param& other) {
         if (this != &other) {
             value = other.value;
             frozen = other.frozen;
+            bf16_ = other.bf16_;
         }
         return *this;
     }
@@ -53,10 +66,22 @@ public:
     }
     ~Param() = default;
 
-    const Shape& shape() const { return value.shape(); }
-    std::size_t size() const { return value.size(); }
+    const Shape& shape() const { return bf16_ ? bf16_->shape : value.shape(); }
+    std::size_t size() const { return bf16_ ? bf16_->values.size() : value.size(); }
+
+    // Rounds the values to bf16 (to nearest, ties to even) and releases the float32 tensor. ValueError
+    // for a parameter that is not frozen (an update needs float32 values) or is already held.
+    void hold_bf16();
+    // Float32 values again: exactly the bf16 ones, widened. Nothing happens to a parameter not held.
+    void release_bf16();
+    bool held_bf16() const { return bf16_ != nullptr; }
+    // The bf16 values of a held parameter (null otherwise), shared with the products that read them.
+    const std::shared_ptr<const HeldBf16>& bf16() const { return bf16_; }
     // The tensor, shared: what the AD backend keeps alive while a recording reads it.
     std::shared_ptr<const Tensor> shared_value() const { return storage_; }
+
+private:
+    std::shared_ptr<const HeldBf16> bf16_;  // set while held in bf16 (`value` is then empty)
 };
 
 }  // namespace remat

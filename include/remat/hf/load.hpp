@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "remat/core/error.hpp"
 #include "remat/hf/weight_files.hpp"
 #include "remat/hf/naming.hpp"
 #include "remat/tree/parameters.hpp"
@@ -52,8 +53,11 @@ template <class Model>
 std::vector<NamedTensor> named_tensors(Model& model) {
     std::vector<NamedTensor> out;
     tree::visit(model, [&](auto& node, const std::string& path) {
-        if constexpr (tree::is_param<decltype(node)>)
+        if constexpr (tree::is_param<decltype(node)>) {
+            if (node.held_bf16())  // its float32 tensor is empty: loading or saving it would be wrong
+                throw ValueError(path + " is held in bf16 (Param::hold_bf16): release_bf16() before loading or saving it");
             out.push_back({path, &node.value, true});
+        }
         else if constexpr (tree::is_buffer<decltype(node)>)
             out.push_back({path, &node, false});
     });

@@ -31,11 +31,15 @@ void freeze(Model& model, const std::function<bool(const std::string& path)>& pr
             if (!predicate || predicate(path)) node.frozen = true;
     });
 }
+// Thaws them: trained again, in float32 (a parameter held in bf16 is widened: Param::release_bf16).
 template <class Model>
 void thaw(Model& model, const std::function<bool(const std::string& path)>& predicate = nullptr) {
     tree::visit(model, [&](auto& node, const std::string& path) {
         if constexpr (tree::is_param<decltype(node)>)
-            if (!predicate || predicate(path)) node.frozen = false;
+            if (!predicate || predicate(path)) {
+                node.release_bf16();
+                node.frozen = false;
+            }
     });
 }
 

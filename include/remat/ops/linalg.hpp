@@ -1,6 +1,12 @@
 #pragma once
 // Matrix products through BLAS sgemm.
+#include <memory>
+
 #include "remat/ad/var.hpp"
+
+namespace remat {
+struct HeldBf16;  // remat/core/param.hpp
+}
 
 namespace remat::ops {
 
@@ -20,5 +26,9 @@ enum class WeightLayout {
 // Recorded as OpKind::projection, or OpKind::narrowing when out < in features, so that selective
 // checkpointing can keep its output.
 Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout);
+// The same with a weight held in bf16 (Param::hold_bf16, a frozen parameter): a constant, so
+// gradients flow to x and b only, and the product runs in bf16 whatever the precision (there are no
+// float32 values): bitwise what the float32 weight gives under Autocast(bf16).
+Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout);
 
 }  // namespace remat::ops

@@ -105,6 +105,8 @@ void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Te
     for (std::size_t i = 0; i < params.size(); ++i) {
         Param& p = *params[i];
         if (p.frozen) continue;
+        if (p.held_bf16())  // unfrozen by hand: no float32 values to update
+            throw ValueError("update: parameter " + std::to_string(i) + " is held in bf16; nn::thaw makes it float32 to train");
         const Tensor* g = grads[i];
         if (!g) {
             zero = zeros(p.shape());
