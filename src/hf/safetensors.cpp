@@ -424,6 +424,15 @@ void SafetensorsFile::copy_out(const std::byte* from, void* to, std::size_t n) c
     guard({from, n}, [&] { std::memcpy(to, from, n); });
 }
 
+void SafetensorsFile::release(std::span<const std::byte> mapped) const {
+    // Read once into a tensor, its pages need not stay in this process's resident set: loading a model
+    // then peaks near the weights once, not twice (the pages stay in the page cache for a re-read).
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<std::uintptr_t>(mapped.data()) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(mapped.data()) + mapped.size()) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advice: a failure changes nothing
+}
+
 template <class Read>
 void SafetensorsFile::guard(std::span<const std::byte> mapped, Read&& read) const {
     if (mapped.empty() || remat::detail::guarded_read(mapped.data(), mapped.size(), read)) return;
@@ -475,6 +484,7 @@ Tensor SafetensorsFile::read_float(const TensorInfo& t) const {
             default: convert<double>(data, p, count, [](double x) { return static_cast<float>(x); }); break;
         }
     });
+    release(data);
     return out;
 }
 

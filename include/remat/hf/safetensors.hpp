@@ -63,6 +63,7 @@ private:
     template <class Read>
     void guard(std::span<const std::byte> mapped, Read&& read) const;
     void copy_out(const std::byte* from, void* to, std::size_t n) const;
+    void release(std::span<const std::byte> mapped) const;  // drops read pages from the resident set
 
     std::filesystem::path path_;
     const std::byte* map_ = nullptr;  // the whole file
