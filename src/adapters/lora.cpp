@@ -33,8 +33,11 @@ void LoraConfig::validate() const {
     }
 }
 
+bool LoraConfig::all_linear() const { return target_modules.size() == 1 && target_modules[0] == adapters::all_linear_targets; }
+
 bool LoraConfig::targets(const std::string& path) const {
     if (!target_regex.empty()) return std::regex_match(path, std::regex(target_regex));
+    if (all_linear()) return path != "lm_head" && !path.ends_with(".lm_head");  // the output layer stays as it is
     for (const std::string& name : target_modules)
         if (path == name || (path.size() > name.size() && path.ends_with(name) && path[path.size() - name.size() - 1] == '.'))
             return true;

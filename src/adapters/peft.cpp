@@ -69,7 +69,9 @@ void save_peft(const std::vector<std::pair<std::string, Param*>>& named_paramete
     j["r"] = config.r;
     j["rank_pattern"] = json::object();
     j["revision"] = nullptr;
-    j["target_modules"] = config.target_regex.empty() ? json(config.target_modules) : json(config.target_regex);
+    j["target_modules"] = !config.target_regex.empty() ? json(config.target_regex)
+                          : config.all_linear()   ? json(all_linear_targets)  // PEFT's string, as LoraConfig takes it
+                                                  : json(config.target_modules);
     j["task_type"] = info.task_type.empty() ? json(nullptr) : json(info.task_type);
     j["use_dora"] = false;
     j["use_rslora"] = config.rslora;
@@ -114,7 +116,10 @@ PeftAdapter read_peft_config(const fs::path& dir) {
     const json* targets = field("target_modules");
     if (!targets || targets->is_null()) throw FormatError(where + "no target_modules");
     if (targets->is_string()) {
-        a.config.target_regex = targets->get<std::string>();
+        if (targets->get<std::string>() == all_linear_targets)
+            a.config.target_modules = {all_linear_targets};
+        else
+            a.config.target_regex = targets->get<std::string>();
     } else if (targets->is_array()) {
         for (const json& t : *targets) {
             if (!t.is_string()) throw wrong("target_modules", "a list of module names or one regular expression");

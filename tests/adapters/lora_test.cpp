@@ -157,6 +157,15 @@ TEST_CASE("set_lora: PEFT's targets and names; the base frozen; B zero, so the m
         Generator init(2);
         CHECK(model->set_lora(config, init) == 2);
     }
+    SUBCASE("\"all-linear\": every linear layer but the output layer, as PEFT chooses them") {
+        auto model = test::table_model("LlamaForCausalLM", llama_sizes, 1);  // untied: it has an lm_head
+        Generator init(2);
+        CHECK(model->set_lora({.r = 2, .target_modules = {"all-linear"}}, init) == 3u * 7u);
+        for (const auto& [path, p] : model->named_parameters())
+            if (path.starts_with("lm_head")) CHECK(p->frozen);
+        auto gpt2 = test::table_model("GPT2LMHeadModel", gpt2_sizes, 1);  // its head is tied: every Conv1D
+        CHECK(gpt2->set_lora({.r = 2, .target_modules = {"all-linear"}}, init) == 3u * 4u);
+    }
     SUBCASE("names match whole path segments") {
         const LoraConfig config{.r = 2, .target_modules = {"proj"}};
         CHECK(config.targets("proj"));

@@ -122,6 +122,17 @@ TEST_CASE("PEFT format: the keys and config PEFT writes, and back to the same mo
     CHECK(test::same_bits(test::logits_of(*again, some_ids()).value(), test::logits_of(*model, some_ids()).value()));
 }
 
+TEST_CASE("PEFT format: \"all-linear\" is written and read as PEFT's string, not a regular expression") {
+    const test::TempDir tmp("remat-peft-all-linear");
+    const adapters::LoraConfig config{.r = 2, .alpha = 4, .target_modules = {"all-linear"}};
+    auto model = adapted_gpt2(config);
+    adapters::save_peft(model->named_parameters(), config, {.fan_in_fan_out = true}, tmp.path);
+    CHECK(test::read_text(tmp.path / "adapter_config.json").find(R"("target_modules": "all-linear",)") != std::string::npos);
+    const adapters::PeftAdapter read = adapters::read_peft_config(tmp.path);
+    CHECK(read.config.target_modules == std::vector<std::string>{"all-linear"});
+    CHECK(read.config.target_regex.empty());
+}
+
 TEST_CASE("PEFT format: adapters remat does not run, and an adapter for another model, are refused by name") {
     const test::TempDir tmp("remat-peft");
     const adapters::LoraConfig config{.r = 4, .alpha = 8, .target_modules = {"c_attn"}};

@@ -28,7 +28,7 @@ struct LoraConfig {
     float alpha = 8;       // lora_alpha: the update is scaled by alpha / r
     float dropout = 0;     // lora_dropout, on the adapter's input only
     // Module names: a layer is targeted when its path is the name or ends with "." + name (PEFT's rule
-    // for a list)...
+    // for a list); {"all-linear"} targets every linear layer but the output layer (lm_head), as PEFT...
     std::vector<std::string> target_modules{};
     // ...or, when this is set instead, when the regular expression matches its whole path (PEFT's rule
     // for a string; ECMAScript syntax, which agrees with Python's re on the patterns PEFT users write).
@@ -40,7 +40,10 @@ struct LoraConfig {
     void validate() const;
     // Whether the layer at `path` is one the config targets.
     bool targets(const std::string& path) const;
+    bool all_linear() const;  // target_modules is {"all-linear"}
 };
+
+inline constexpr const char* all_linear_targets = "all-linear";  // PEFT's target_modules value
 
 namespace detail {
 template <class Layer>
