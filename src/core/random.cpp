@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "src/core/vector_clones.hpp"
+
 namespace remat {
 
 std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> k) {
@@ -22,6 +24,43 @@ std::array<std::uint32_t, 4> block_bits(Generator::State s, std::uint64_t index)
     std::uint64_t block = s.offset + index;
     return philox4x32({static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u},
                       {static_cast<std::uint32_t>(s.key), static_cast<std::uint32_t>(s.key >> 32)});
+}
+
+REMAT_VECTOR_CLONES
+void block_bits(Generator::State s, std::uint64_t first, std::size_t count, std::uint32_t* out) {
+    // philox4x32 on L counters at once, one array per word, so that each round is a vector loop.
+    constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+    constexpr std::size_t L = 16;
+    for (std::size_t done = 0; done < count; done += L) {
+        std::uint32_t c0[L], c1[L], c2[L] = {}, c3[L] = {};
+        for (std::size_t l = 0; l < L; ++l) {
+            const std::uint64_t block = s.offset + first + done + l;
+            c0[l] = static_cast<std::uint32_t>(block);
+            c1[l] = static_cast<std::uint32_t>(block >> 32);
+        }
+        auto k0 = static_cast<std::uint32_t>(s.key), k1 = static_cast<std::uint32_t>(s.key >> 32);
+        for (int round = 0; round < 10; ++round) {
+            for (std::size_t l = 0; l < L; ++l) {
+                const std::uint64_t p0 = std::uint64_t{M0} * c0[l], p1 = std::uint64_t{M1} * c2[l];
+                const std::uint32_t next0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
+                const std::uint32_t next2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
+                c1[l] = static_cast<std::uint32_t>(p1);
+                c3[l] = static_cast<std::uint32_t>(p0);
+                c0[l] = next0;
+                c2[l] = next2;
+            }
+            k0 += W0;
+            k1 += W1;
+        }
+        const std::size_t n = count - done < L ? count - done : L;
+        for (std::size_t l = 0; l < n; ++l) {
+            std::uint32_t* words = out + 4 * (done + l);
+            words[0] = c0[l];
+            words[1] = c1[l];
+            words[2] = c2[l];
+            words[3] = c3[l];
+        }
+    }
 }
 
 void Generator::fill_bits(std::uint32_t* out, std::size_t n) {

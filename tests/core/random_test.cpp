@@ -30,6 +30,20 @@ TEST_CASE("Philox4x32-10") {
         CHECK(first == second);
     }
 
+    SUBCASE("blocks drawn many at a time are the blocks drawn one by one, bit for bit") {
+        // Counts around the vector width (16), and a counter whose low word wraps inside the range.
+        for (const Generator::State s : {Generator::State{0x5EED, 0}, Generator::State{~0ull, 0xfffffff5ull},
+                                         Generator::State{12345, (1ull << 40) + 3}})
+            for (const std::size_t count : {1, 15, 16, 17, 40}) {
+                std::vector<std::uint32_t> many(4 * count);
+                block_bits(s, 2, count, many.data());
+                std::vector<std::uint32_t> one_by_one;
+                for (std::size_t b = 0; b < count; ++b)
+                    for (const std::uint32_t word : block_bits(s, 2 + b)) one_by_one.push_back(word);
+                CHECK(many == one_by_one);
+            }
+    }
+
     SUBCASE("the stream is split into blocks: n draws advance ceil(n/4) blocks") {
         Generator a(7), b(7);
         std::vector<std::uint32_t> x(10), y(12);

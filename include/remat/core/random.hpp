@@ -49,6 +49,9 @@ private:
 
 // Bits for block `index` of the stream with state `s` (block s.offset + index).
 std::array<std::uint32_t, 4> block_bits(Generator::State s, std::uint64_t index);
+// The same for blocks [first, first + count): 4 · count words into `out`, block by block — the
+// words block_bits gives one at a time, computed many blocks at once (vectorised).
+void block_bits(Generator::State s, std::uint64_t first, std::size_t count, std::uint32_t* out);
 
 // The generator every Dropout shares unless given its own (as in Flux).
 std::shared_ptr<Generator> default_generator();
