@@ -22,7 +22,7 @@ Var Linear::operator()(const Var& x) const {
     const Var b = bias ? leaf(*bias) : Var();
     const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), b, ops::WeightLayout::out_in)
                                      : ops::linear(x, leaf(weight), b, ops::WeightLayout::out_in);
-    return adapter ? y + (*adapter)(x) : y;
+    return adapter ? adapter->add_to(y, x) : y;
 }
 
 Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std) {
@@ -38,7 +38,7 @@ Var Conv1D::operator()(const Var& x) const {
     check_features("Conv1D", x, in_features());
     const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), leaf(bias), ops::WeightLayout::in_out)
                                      : ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
-    return adapter ? y + (*adapter)(x) : y;
+    return adapter ? adapter->add_to(y, x) : y;
 }
 
 }  // namespace remat::nn

@@ -1,5 +1,6 @@
 #include "remat/ops/linalg.hpp"
 
+#include "broadcast.hpp"
 #include "common.hpp"
 #include "gemm.hpp"
 #include "mixed.hpp"
@@ -110,17 +111,21 @@ Projection projection(const Var& x, const Shape& w, const Var& bias, WeightLayou
     return {in_out, leading_rows(x.shape()), in, out, ys, out < in ? ad::OpKind::narrowing : ad::OpKind::projection};
 }
 
-// y = X·op(W) + b, or the output a selective policy kept.
-std::shared_ptr<const Tensor> project(const Projection& p, const Operand& X, const Operand& W, const Var& bias) {
+// y = X·op(W) + b, or base + X·op(W) when `base` (M, out) is given, or the output a selective policy kept.
+std::shared_ptr<const Tensor> project(const Projection& p, const Operand& X, const Operand& W, const Var& bias,
+                                      const float* base = nullptr) {
     return kept_or_compute(p.kind, p.ys, [&] {
         Tensor y = empty(p.ys);  // (M, out)
-        if (bias.defined()) {
-            const float* b = bias.value().data();
+        if (bias.defined() || base) {
+            const float* b = bias.defined() ? bias.value().data() : nullptr;
             parallel_ranges(p.M, rows_grain(p.out), [&](std::size_t begin, std::size_t end) {
-                for (std::size_t r = begin; r < end; ++r) std::copy(b, b + p.out, y.data() + r * p.out);
+                for (std::size_t r = begin; r < end; ++r) {
+                    const float* row = b ? b : base + r * p.out;
+                    std::copy(row, row + p.out, y.data() + r * p.out);
+                }
             });
         }
-        gemm(false, !p.in_out, p.M, p.out, p.in, X, W, bias.defined() ? 1.0f : 0.0f, y.data());
+        gemm(false, !p.in_out, p.M, p.out, p.in, X, W, bias.defined() || base ? 1.0f : 0.0f, y.data());
         return y;
     });
 }
@@ -151,6 +156,30 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
                                   gemm(true, false, out, in, M, dY, X, 1.0f, g[1].data());
                           }
                           if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
+                      });
+}
+
+Var add_linear(const Var& base, const Var& x, const Var& weight, WeightLayout layout) {
+    const Projection p = projection(x, weight.shape(), Var(), layout);
+    check_shape("add_linear: base", p.ys, base.shape());
+    const Precision precision = remat::precision();
+    const Operand X = operand(x.shared_value(), precision, Role::activation);
+    const Operand W = operand(weight.shared_value(), precision, Role::weight);
+    std::shared_ptr<const Tensor> y = project(p, X, W, Var(), base.value().data());
+    if (!ad::should_record(base, x, weight)) return Var(std::move(y));
+
+    const Operand kept_x = weight.requires_grad() ? X : Operand{};
+    return ad::record(p.kind, std::move(y), {base, x, weight},
+                      [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
+                          if (g.wants(0)) accumulate_unbroadcast(g[0], dy);
+                          const Operand dY = operand(dy, precision);
+                          if (g.wants(1)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[1].data());
+                          if (g.wants(2)) {
+                              if (in_out)
+                                  gemm(true, false, in, out, M, X, dY, 1.0f, g[2].data());
+                              else
+                                  gemm(true, false, out, in, M, dY, X, 1.0f, g[2].data());
+                          }
                       });
 }
 

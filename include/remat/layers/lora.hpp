@@ -28,8 +28,8 @@ struct LoRA {
 
     std::size_t rank() const { return lora_A.weight.shape()[0]; }
     std::string describe() const;  // "LoRA(r=8, scaling=2)"
-    // s · B (A (dropout(x))) for x (…, in) -> (…, out).
-    Var operator()(const Var& x) const;
+    // y + s · B (A (dropout(x))) for x (…, in) and the wrapped layer's output y (…, out).
+    Var add_to(const Var& y, const Var& x) const;
 };
 
 }  // namespace remat::nn

@@ -26,7 +26,10 @@ enum class WeightLayout {
 // Recorded as OpKind::projection, or OpKind::narrowing when out < in features, so that selective
 // checkpointing can keep its output.
 Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout);
-// The same with a weight held in bf16 (Param::hold_bf16, a frozen parameter): a constant, so
+// base + x·W, base of the output's shape: a product added onto a tensor in one pass (LoRA's update
+// onto its layer's output), without the product's own output or the sum's. Recorded like linear.
+Var add_linear(const Var& base, const Var& x, const Var& weight, WeightLayout layout);
+// linear with a weight held in bf16 (Param::hold_bf16, a frozen parameter): a constant, so
 // gradients flow to x and b only, and the product runs in bf16 whatever the precision (there are no
 // float32 values): bitwise what the float32 weight gives under Autocast(bf16).
 Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout);
