@@ -8,12 +8,16 @@ and the backward after it, as PyTorch's documentation recommends.
 
 Commands on stdin, one reply line each (flushed):
     params        -> "<parameters> <matmul parameters>"   (matmul: all but the position embedding)
+    trainable     -> "<parameters>"  those with requires_grad (all here; the adapters under torch_llama.py --lora)
+    rss           -> "<bytes>"  the process's peak resident set size so far (getrusage ru_maxrss)
     step none     -> "<ms>"   one forward+backward of the LM loss (grads set to None first, untimed)
     step blocks   -> "<ms>"   the same with every block under torch.utils.checkpoint.checkpoint
     mem none|blocks -> "<saved bytes> <allocator peak bytes>"  activation memory of a step (untimed, see below)
     mm            -> "<GFLOP/s>"  best of 10 torch.mm 1024x1024x1024 on this process's threads
     bf16mm        -> "<GFLOP/s>"  the same in bfloat16 (oneDNN's AMX kernels where the CPU has them)
     quit
+The first step or mem command is preceded by one untimed step (first touch of everything), so that
+params, trainable and rss can be asked of a large model without paying for a step.
 
 Model: pre-LN blocks (h = x + attn(ln_1(x)); y = h + mlp(ln_2(h))), causal attention with
 masked_fill(finfo.min), GELU tanh approximation, final ln_f, LM head tied to wte, shifted
@@ -34,6 +38,7 @@ Memory (two measures; PyTorch 1.13 keeps no CPU allocator statistics outside the
 """
 import math
 import os
+import resource
 import sys
 import time
 
@@ -177,7 +182,7 @@ def serve(model, ids, unmatmul_params, bf16=False):
         loss_of(model, ids, checkpoint, bf16).backward()
         return (time.perf_counter() - t0) * 1e3
 
-    step(False)  # first touch of everything
+    touched = False
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -187,12 +192,19 @@ def serve(model, ids, unmatmul_params, bf16=False):
         if cmd[0] == "params":
             n = sum(p.numel() for p in model.parameters())
             reply = f"{n} {n - unmatmul_params}"
+        elif cmd[0] == "trainable":
+            reply = f"{sum(p.numel() for p in model.parameters() if p.requires_grad)}"
+        elif cmd[0] == "rss":
+            reply = f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}"  # ru_maxrss: KiB on Linux
         elif cmd[0] == "mm":
             reply = f"{mm_gflops():.1f}"
         elif cmd[0] == "bf16mm":
             reply = f"{mm_gflops(dtype=torch.bfloat16):.1f}"
         elif cmd[0] in ("step", "mem") and len(cmd) == 2 and cmd[1] in ("none", "blocks"):
             ckpt = cmd[1] == "blocks"
+            if not touched:
+                step(False)  # first touch of everything
+                touched = True
             if cmd[0] == "step":
                 reply = f"{step(ckpt):.3f}"
             else:
