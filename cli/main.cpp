@@ -16,6 +16,7 @@
 #include "cli/plan.hpp"
 #include "cli/plot.hpp"
 #include "cli/run.hpp"
+#include "cli/template.hpp"
 #include "cli/tokenize.hpp"
 #include "cli/train.hpp"
 #include "models/architecture.hpp"
@@ -50,7 +51,7 @@ int main_with_exceptions(int argc, char** argv) {
         "stderr and exits with code 2. See docs/cli.md.");
 
     const std::vector<Command> commands = {add_init_command(app),  add_train_command(app), add_demo_command(app),
-                                           add_info_command(app), add_run_command(app),   add_encode_command(app), add_tokenize_command(app), add_generate_command(app),
+                                           add_info_command(app), add_run_command(app),   add_encode_command(app), add_tokenize_command(app), add_template_command(app), add_generate_command(app),
                                            add_plot_command(app),  add_plan_command(app), add_merge_command(app)};
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());

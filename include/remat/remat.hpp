@@ -72,6 +72,7 @@
 #include "remat/planning/memory_limit.hpp"
 #include "remat/planning/plan.hpp"
 #include "remat/planning/profile.hpp"
+#include "remat/text/chat_template.hpp"
 #include "remat/text/hf_tokenizer.hpp"
 #include "remat/text/tokenizer.hpp"
 #include "remat/text/wordpiece.hpp"

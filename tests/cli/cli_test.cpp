@@ -141,7 +141,7 @@ TEST_CASE("help and usage") {
     CHECK(r.code == 0);
     for (const char* flag : {"--input", "--out", "--grads", "--checkpoint", "--repeat"}) CHECK(r.out.find(flag) != std::string::npos);
 
-    check_error({"bogus"}, "unknown command \"bogus\" (the commands are init, train, demo, info, run, encode, tokenize, generate, plot, plan and merge; see remat --help)");
+    check_error({"bogus"}, "unknown command \"bogus\" (the commands are init, train, demo, info, run, encode, tokenize, template, generate, plot, plan and merge; see remat --help)");
     check_error({"--bogus"}, "The following argument was not expected: --bogus (see remat --help)");
     check_error({"info"}, "PATH is required (see remat info --help)");
     check_error({"run"}, "DIR is required (see remat run --help)");

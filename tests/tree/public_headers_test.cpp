@@ -54,6 +54,7 @@ static_assert(known<r::ops::SoftmaxMask>);          // remat/ops/softmax.hpp
 static_assert(known<r::planning::MemoryLimit>);     // remat/planning/memory_limit.hpp
 static_assert(known<r::planning::Prediction>);      // remat/planning/plan.hpp
 static_assert(known<r::planning::Profile>);         // remat/planning/profile.hpp
+static_assert(known<r::text::ChatTemplate>);         // remat/text/chat_template.hpp
 static_assert(known<r::text::HfTokenizer>);         // remat/text/hf_tokenizer.hpp
 static_assert(known<r::text::ByteTokenizer>);       // remat/text/tokenizer.hpp
 static_assert(known<r::text::WordPieceOptions>);    // remat/text/wordpiece.hpp

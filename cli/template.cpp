@@ -1,0 +1,61 @@
+#include "cli/template.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/errors.hpp"
+#include "remat/core/files.hpp"
+#include "remat/text/chat_template.hpp"
+
+namespace remat::cli {
+
+namespace {
+
+constexpr std::size_t max_conversation_bytes = std::size_t{256} << 20;
+
+int print_template(const std::string& dir, const std::string& messages_file, bool generation_prompt) {
+    const text::ChatTemplate chat = text::ChatTemplate::from_folder(dir);
+    const nlohmann::ordered_json conversation =
+        nlohmann::ordered_json::parse(read_file(messages_file, max_conversation_bytes, "a conversation"), nullptr, false);
+    if (conversation.is_discarded())
+        throw Failure(messages_file + ": not JSON (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
+    std::string text;
+    try {
+        text = chat.apply(conversation, generation_prompt);
+    } catch (const text::TemplateError& e) {
+        throw Failure(messages_file + ": the chat template stops: " + e.what());
+    }
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+        throw Failure("cannot write to standard output");
+    return exit_ok;
+}
+
+}  // namespace
+
+Command add_template_command(CLI::App& remat) {
+    struct Flags {
+        std::string dir, messages;
+        bool generation_prompt = false;
+    };
+    auto flags = std::make_shared<Flags>();
+    CLI::App* command = remat.add_subcommand("template", "Print a conversation as the model's chat template renders it (apply_chat_template)");
+    command->add_option("DIR", flags->dir, "A model or tokenizer folder with a chat template (chat_template.jinja or "
+                                           "tokenizer_config.json's chat_template)")
+        ->required()
+        ->type_name("");
+    command->add_option("MESSAGES", flags->messages, "A JSON file: a list of messages, or an object with \"messages\" and "
+                                                     "other variables the template reads (tools, enable_thinking, …)")
+        ->required()
+        ->type_name("");
+    command->add_flag("--generation-prompt", flags->generation_prompt,
+                      "End with the start of the assistant's turn (add_generation_prompt=True)");
+    command->footer(
+        "Prints exactly the text, without adding a newline.\n"
+        "\n"
+        "Example:\n"
+        "  echo '[{\"role\": \"user\", \"content\": \"Hi!\"}]' > chat.json\n"
+        "  remat template models/qwen2.5 chat.json --generation-prompt");
+    return {command, [flags] { return print_template(flags->dir, flags->messages, flags->generation_prompt); }};
+}
+
+}  // namespace remat::cli
