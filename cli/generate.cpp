@@ -9,6 +9,7 @@
 #include "cli/model_folder.hpp"
 #include "cli/numbers.hpp"
 #include "cli/run_size.hpp"
+#include "cli/template.hpp"
 #include "cli/training.hpp"
 #include "remat/core/files.hpp"
 #include "remat/core/memory_size.hpp"
@@ -66,9 +67,14 @@ int generate(const GenerateOptions& o) {
     const models::Summary summary = folder.architecture->summary(folder.config_text);
     const text::FolderTokenizer tokenizer = tokenizer_of(folder, summary.sizes.vocab_size);
     for (const std::string& w : tokenizer.warnings) print_warning(w);
-    const std::string prompt = o.prompt ? *o.prompt : read_file(*o.prompt_file, std::size_t{16} << 20, "a prompt");
-    if (prompt.empty()) throw Failure(o.prompt ? "--prompt is empty" : o.prompt_file->string() + ": the prompt is empty");
-    const std::vector<std::int64_t> prompt_ids = tokenizer.tokenizer->encode_with_special_tokens(prompt);
+    std::vector<std::int64_t> prompt_ids;
+    if (o.chat) {
+        prompt_ids = tokenizer.tokenizer->encode(conversation_text(o.dir, *o.chat, true));  // the template writes the special tokens
+    } else {
+        const std::string prompt = o.prompt ? *o.prompt : read_file(*o.prompt_file, std::size_t{16} << 20, "a prompt");
+        if (prompt.empty()) throw Failure(o.prompt ? "--prompt is empty" : o.prompt_file->string() + ": the prompt is empty");
+        prompt_ids = tokenizer.tokenizer->encode_with_special_tokens(prompt);
+    }
     if (prompt_ids.empty()) throw Failure("the prompt has no tokens");
     const std::size_t context = summary.sizes.n_positions;
     if (prompt_ids.size() > context)
@@ -128,7 +134,7 @@ int generate(const GenerateOptions& o) {
 
 Command add_generate_command(CLI::App& remat) {
     struct Flags {
-        std::string dir, prompt, prompt_file, adapter;
+        std::string dir, prompt, prompt_file, chat, adapter;
         Text max_new_tokens, temperature, top_k, top_p, repetition_penalty, seed;
         std::vector<std::string> stop;
         bool json = false;
@@ -138,7 +144,11 @@ Command add_generate_command(CLI::App& remat) {
     command->add_option("DIR", f->dir, "A model folder of a causal LM, with its tokenizer")->required()->type_name("");
     CLI::Option* prompt = command->add_option("--prompt", f->prompt, "The text to continue")->type_name("TEXT");
     CLI::Option* file = command->add_option("--prompt-file", f->prompt_file, "Read the prompt from a file")->type_name("F");
+    CLI::Option* chat = command->add_option("--chat", f->chat, "A conversation (JSON: a list of messages) to answer, through the model's "
+                                                               "chat template with the generation prompt")->type_name("MESSAGES.json");
     prompt->excludes(file);
+    chat->excludes(prompt);
+    chat->excludes(file);
     add(command, "--max-new-tokens", f->max_new_tokens, "Tokens to generate at most (generation_config.json's, else 128)", "N");
     add(command, "--temperature", f->temperature, "Sample at this temperature; 0: greedy (default: generation_config.json's do_sample)", "T");
     add(command, "--top-k", f->top_k, "Sample from the K most likely tokens (0: all; default 50)", "K");
@@ -155,13 +165,16 @@ Command add_generate_command(CLI::App& remat) {
         "Examples:\n"
         "  remat generate models/gpt2 --prompt 'The meaning of life is' --max-new-tokens 40\n"
         "  remat generate models/smollm --prompt-file question.txt --temperature 0.7 --top-p 0.9 --seed 1\n"
-        "  remat generate models/gpt2 --prompt 'Hello' --json");
+        "  remat generate models/gpt2 --prompt 'Hello' --json\n"
+        "  remat generate models/qwen2.5-instruct --chat chat.json --max-new-tokens 200");
     return {command, [f, prompt] {
                 GenerateOptions o;
                 o.dir = f->dir;
                 if (prompt->count() > 0) o.prompt = f->prompt;
                 if (!f->prompt_file.empty()) o.prompt_file = f->prompt_file;
-                if (!o.prompt && !o.prompt_file) throw Failure("give the text to continue: --prompt TEXT or --prompt-file F");
+                if (!f->chat.empty()) o.chat = f->chat;
+                if (!o.prompt && !o.prompt_file && !o.chat)
+                    throw Failure("give the text to continue: --prompt TEXT, --prompt-file F or --chat MESSAGES.json");
                 if (f->max_new_tokens.given()) o.max_new_tokens = static_cast<std::size_t>(parse_count("--max-new-tokens", f->max_new_tokens.value, 1));
                 if (f->temperature.given()) o.temperature = parse_number("--temperature", f->temperature.value, 0, false);
                 if (f->top_k.given()) o.top_k = static_cast<std::size_t>(parse_count("--top-k", f->top_k.value, 0));

@@ -13,6 +13,9 @@ struct GenerateOptions {
     std::filesystem::path dir;
     std::optional<std::string> prompt;
     std::optional<std::filesystem::path> prompt_file;
+    // A conversation (JSON, as `remat template` reads it), rendered by the folder's chat template with
+    // the generation prompt and tokenised without adding special tokens, as apply_chat_template does.
+    std::optional<std::filesystem::path> chat;
     // Unset: the folder's generation_config.json, else generation::Options' defaults (greedy).
     std::optional<std::size_t> max_new_tokens, top_k;
     std::optional<double> temperature, top_p, repetition_penalty;  // temperature 0: greedy

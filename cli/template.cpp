@@ -14,23 +14,26 @@ namespace {
 constexpr std::size_t max_conversation_bytes = std::size_t{256} << 20;
 
 int print_template(const std::string& dir, const std::string& messages_file, bool generation_prompt) {
-    const text::ChatTemplate chat = text::ChatTemplate::from_folder(dir);
-    const nlohmann::ordered_json conversation =
-        nlohmann::ordered_json::parse(read_file(messages_file, max_conversation_bytes, "a conversation"), nullptr, false);
-    if (conversation.is_discarded())
-        throw Failure(messages_file + ": not JSON (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
-    std::string text;
-    try {
-        text = chat.apply(conversation, generation_prompt);
-    } catch (const text::TemplateError& e) {
-        throw Failure(messages_file + ": the chat template stops: " + e.what());
-    }
+    const std::string text = conversation_text(dir, messages_file, generation_prompt);
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
         throw Failure("cannot write to standard output");
     return exit_ok;
 }
 
 }  // namespace
+
+std::string conversation_text(const std::filesystem::path& dir, const std::filesystem::path& messages, bool generation_prompt) {
+    const text::ChatTemplate chat = text::ChatTemplate::from_folder(dir);
+    const nlohmann::ordered_json conversation =
+        nlohmann::ordered_json::parse(read_file(messages, max_conversation_bytes, "a conversation"), nullptr, false);
+    if (conversation.is_discarded())
+        throw Failure(messages.string() + ": not JSON (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
+    try {
+        return chat.apply(conversation, generation_prompt);
+    } catch (const text::TemplateError& e) {
+        throw Failure(messages.string() + ": the chat template stops: " + e.what());
+    }
+}
 
 Command add_template_command(CLI::App& remat) {
     struct Flags {

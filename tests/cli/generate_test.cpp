@@ -66,6 +66,24 @@ TEST_CASE("generate") {
         check_error({"generate", model.string(), "--prompt-file", (scratch() / "empty.txt").string()},
                     (scratch() / "empty.txt").string() + ": the prompt is empty");
     }
+    SUBCASE("--chat: the conversation through the folder's chat template, tokenised as rendered") {
+        write_text(scratch() / "chat.json", R"([{"role": "user", "content": "It's the model's text"}])");
+        check_error({"generate", model.string(), "--chat", (scratch() / "chat.json").string()},
+                    model.string() + ": no chat template (neither chat_template.jinja nor a chat_template in tokenizer_config.json)");
+        write_text(model / "chat_template.jinja",
+                   "{% for m in messages %}<{{ m.role }}>: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<assistant>:{% endif %}");
+        const Result rendered = run_remat({"template", model.string(), (scratch() / "chat.json").string(), "--generation-prompt"});
+        REQUIRE(rendered.code == 0);
+        CHECK(rendered.out == "<user>: It's the model's text\n<assistant>:");
+        const Result ids = run_remat({"tokenize", model.string(), "--no-special"}, rendered.out);
+        const Result r = run_remat({"generate", model.string(), "--chat", (scratch() / "chat.json").string(), "--max-new-tokens", "4", "--json"});
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(json::parse(r.out)["prompt_ids"] == json::parse(ids.out));
+        check_error({"generate", model.string(), "--chat", (scratch() / "chat.json").string(), "--prompt", "x"},
+                    "--prompt excludes --chat (see remat generate --help)");
+        fs::remove(model / "chat_template.jinja");
+    }
     SUBCASE("sampling: the same seed, the same tokens") {
         const json a = generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"});
         CHECK(generate_json({"--max-new-tokens", "8", "--temperature", "1.5", "--seed", "4"})["generated_ids"] == a["generated_ids"]);
@@ -88,7 +106,7 @@ TEST_CASE("generate") {
         }
     }
     SUBCASE("bad requests: one error line") {
-        check_error({"generate", model.string()}, "give the text to continue: --prompt TEXT or --prompt-file F");
+        check_error({"generate", model.string()}, "give the text to continue: --prompt TEXT, --prompt-file F or --chat MESSAGES.json");
         check_error({"generate", model.string(), "--prompt", ""}, "--prompt is empty");
         check_error({"generate", model.string(), "--prompt", "x", "--top-p", "1.5"}, "--top-p must be in (0, 1], got 1.5");
         check_error({"generate", model.string(), "--prompt", "x", "--max-new-tokens", "0"},
