@@ -2,7 +2,6 @@
 // BPE) against the ids and texts of transformers.js and HF's Rust tokenizers
 // (tests/fixtures/tokenizer_json), then each component on small hand-written files, then the refusals.
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "remat/text/hf_tokenizer.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/read_text.hpp"
+#include "tests/support/tokenizer_folder.hpp"
 
 using namespace remat;
 using namespace remat::text;
@@ -24,29 +24,11 @@ using json = nlohmann::json;
 using Ids = std::vector<std::int64_t>;
 
 using remat::test::read_text;
+using remat::test::tokenizer_folder;
 
 namespace {
 
 const fs::path tokenizer_json_fixtures = fs::path(REMAT_FIXTURES) / "tokenizer_json";
-
-std::string gunzip(const fs::path& p) {
-    gzFile f = gzopen(p.c_str(), "rb");
-    REQUIRE(f != nullptr);
-    std::string out;
-    char buffer[1 << 16];
-    for (int n; (n = gzread(f, buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<std::size_t>(n));
-    gzclose(f);
-    return out;
-}
-
-// The fixture's tokenizer folder, with tokenizer.json unpacked into `tmp` when it ships gzipped.
-fs::path tokenizer_folder(const std::string& name, const TempDir& tmp) {
-    const fs::path dir = tokenizer_json_fixtures / name;
-    if (fs::exists(dir / "tokenizer.json")) return dir;
-    tmp.write("tokenizer.json", gunzip(dir / "tokenizer.json.gz"));
-    fs::copy_file(dir / "tokenizer_config.json", tmp / "tokenizer_config.json");
-    return tmp.path;
-}
 
 struct Mismatches {
     int count = 0;

@@ -1,0 +1,54 @@
+#pragma once
+// Supervised fine-tuning examples from a JSONL file, one object per line, in the formats of HF TRL's
+// SFTTrainer, mlx_lm.lora and torchtune, tokenised as HF does and labelled for a loss on the answer:
+//
+//   text        {"text": "…"}                         tokenizer(text); every token labelled
+//   completion  {"prompt": "…", "completion": "…"}    tokenizer(prompt + completion); the prompt's tokens
+//                                                      unlabelled (-100) when mask_prompt
+//   chat        {"messages": [{"role": …, "content": …}, …]}   the model's chat template's text, tokenised
+//                                                      without adding special tokens; only the assistant
+//                                                      turns (with their end-of-turn text) labelled when
+//                                                      mask_prompt
+//
+// A chat's assistant turns are found as HF's templates allow: the text of the turns before one, with the
+// generation prompt, and the text up to its end are each a beginning of the whole text, in tokens too.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "remat/data/masking.hpp"  // ignore_label
+#include "remat/text/chat_template.hpp"
+#include "remat/text/tokenizer.hpp"
+
+namespace remat::data {
+
+enum class SupervisedFormat { text, completion, chat };
+// "text", "completion" or "chat"; ValueError naming the others for anything else.
+SupervisedFormat parse_supervised_format(const std::string& name);
+
+struct SupervisedExample {
+    std::vector<std::int64_t> input_ids;
+    std::vector<std::int64_t> labels;  // input_ids[i], or ignore_label
+};
+
+struct SupervisedOptions {
+    SupervisedFormat format = SupervisedFormat::text;
+    bool mask_prompt = true;      // completion and chat: labels on the answer only
+    std::size_t max_tokens = 0;   // examples longer are cut to this many tokens (0: none)
+};
+
+struct SupervisedExamples {
+    std::vector<SupervisedExample> examples;
+    std::size_t cut = 0;  // how many were longer than max_tokens
+};
+
+// The examples of a JSONL file. FormatError "FILE:LINE: …" for a line that is not a JSON object, lacks
+// the format's field or holds a wrong type, has invalid UTF-8, or a conversation the template refuses
+// (its message) or renders so that its assistant turns cannot be found; a file without examples. Blank
+// lines are skipped. `chat` is needed for the chat format only.
+SupervisedExamples read_supervised(const std::filesystem::path& jsonl, const text::Tokenizer& tokenizer,
+                                   const text::ChatTemplate* chat, const SupervisedOptions& options);
+
+}  // namespace remat::data
