@@ -300,6 +300,23 @@ def config_model_seeds():
     write(t, "duplicate", '{"model_type": "gpt2", "n_layer": 1, "n_layer": 2}')
 
 
+def chat_template_seeds():
+    """The published chat templates of tests/fixtures/chat_templates, the language snippets, and a few
+    templates that would not end or nest too deep."""
+    t = "chat_template"
+    clear(t)
+    folder = os.path.join(FIXTURES, "chat_templates")
+    for path in sorted(glob.glob(os.path.join(folder, "*.jinja"))):
+        write(t, os.path.basename(path)[:-len(".jinja")], read_fixture("chat_templates", os.path.basename(path)))
+    with open(os.path.join(folder, "snippets.json"), encoding="utf-8") as f:
+        for i, case in enumerate(json.load(f)["cases"]):
+            write(t, "snippet-%02d" % i, case["template"])
+    write(t, "recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}")
+    write(t, "loops", "{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}")
+    write(t, "nesting", "{{ " + "(" * 300 + "1" + ")" * 300 + " }}")
+    write(t, "unclosed", "{% for m in messages %}{{ m.content ")
+
+
 if __name__ == "__main__":
     safetensors_seeds()
     index_seeds()
@@ -308,5 +325,6 @@ if __name__ == "__main__":
     token_file_seeds()
     tokenizer_seeds()
     config_model_seeds()
+    chat_template_seeds()
     total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(CORPUS, "*", "*")))
     print("corpus: %d files, %d bytes" % (len(glob.glob(os.path.join(CORPUS, "*", "*"))), total))
