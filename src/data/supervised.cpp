@@ -151,4 +151,38 @@ SupervisedExamples read_supervised(const fs::path& jsonl, const text::Tokenizer&
     return out;
 }
 
+SupervisedBatches::SupervisedBatches(SupervisedExamples examples, std::int64_t pad_id, std::string name)
+    : examples_(std::move(examples)), pad_id_(pad_id), name_(std::move(name)) {
+    if (examples_.examples.empty()) throw ValueError(name_ + ": no examples");
+    std::size_t total = 0;
+    for (const SupervisedExample& e : examples_.examples) {
+        if (e.input_ids.empty() || e.labels.size() != e.input_ids.size())
+            throw ValueError(name_ + ": an example without tokens, or with labels of another length");
+        total += e.input_ids.size();
+    }
+    mean_tokens_ = (total + examples_.examples.size() - 1) / examples_.examples.size();
+}
+
+Batch SupervisedBatches::batch(std::span<const std::uint64_t> indices, const MaskingKey&) const {
+    if (indices.empty()) throw ValueError(name_ + ": an empty batch");
+    std::size_t T = 0;
+    for (const std::uint64_t i : indices) {
+        if (i >= examples_.examples.size())
+            throw ValueError(name_ + ": example " + std::to_string(i) + " of " + std::to_string(examples_.examples.size()));
+        T = std::max(T, examples_.examples[i].input_ids.size());
+    }
+    const std::size_t B = indices.size();
+    IdTensor ids = IdTensor::from_shape({B, T}), labels = IdTensor::from_shape({B, T}), mask = IdTensor::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b) {
+        const SupervisedExample& e = examples_.examples[indices[b]];
+        for (std::size_t t = 0; t < T; ++t) {
+            const bool token = t < e.input_ids.size();
+            ids(b, t) = token ? e.input_ids[t] : pad_id_;
+            labels(b, t) = token ? e.labels[t] : ignore_label;
+            mask(b, t) = token ? 1 : 0;
+        }
+    }
+    return {.ids = {{"input_ids", std::move(ids)}, {"labels", std::move(labels)}, {"attention_mask", std::move(mask)}}};
+}
+
 }  // namespace remat::data

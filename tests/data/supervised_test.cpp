@@ -8,6 +8,7 @@
 
 #include "remat/data/supervised.hpp"
 #include "remat/text/hf_tokenizer.hpp"
+#include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tokenizer_folder.hpp"
 
@@ -116,4 +117,50 @@ TEST_CASE("supervised examples: text, completion and chat, labelled on the answe
         CHECK_THROWS_WITH_AS(data::parse_supervised_format("jsonl"), "unknown data format \"jsonl\" (the formats are text, completion and chat)",
                              ValueError);
     }
+}
+
+TEST_CASE("supervised batches: padded on the right as DataCollatorForSeq2Seq; the loss is the examples' own") {
+    data::SupervisedExamples ex;
+    const auto add = [&](std::vector<std::int64_t> ids, std::size_t unlabelled) {
+        data::SupervisedExample e{ids, ids};
+        for (std::size_t i = 0; i < unlabelled; ++i) e.labels[i] = data::ignore_label;
+        ex.examples.push_back(std::move(e));
+    };
+    add({5, 9, 14, 3, 27}, 2);
+    add({8, 1, 1, 40, 33, 12, 6, 19, 2}, 4);
+    add({30, 31, 32}, 0);
+    const data::SupervisedBatches batches(ex, 0, "examples");
+    CHECK(batches.size() == 3);
+    CHECK(batches.tokens_per_example() == 6);  // 17 tokens over 3, rounded up
+
+    const std::vector<std::uint64_t> all{0, 1, 2};
+    const data::Batch b = batches.batch(all, {});
+    REQUIRE(b.id("input_ids").shape()[1] == 9);
+    CHECK(b.id("input_ids")(0, 4) == 27);
+    CHECK(b.id("input_ids")(0, 5) == 0);
+    CHECK(b.id("labels")(0, 1) == data::ignore_label);
+    CHECK(b.id("labels")(0, 2) == 14);
+    CHECK(b.id("labels")(2, 3) == data::ignore_label);
+    CHECK(b.id("attention_mask")(2, 2) == 1);
+    CHECK(b.id("attention_mask")(2, 3) == 0);
+
+    for (const char* hf_class : {"GPT2LMHeadModel", "LlamaForCausalLM"}) {
+        CAPTURE(hf_class);
+        auto model = test::table_model(hf_class, {.n_layer = 2, .n_embd = 16, .n_head = 4, .vocab_size = 50, .n_positions = 16}, 3);
+        model->set_training(false);
+        // Each example alone, weighted by the tokens it predicts (labels after the first), against the batch.
+        double total = 0, counted = 0;
+        for (std::uint64_t i = 0; i < 3; ++i) {
+            const std::vector<std::uint64_t> one{i};
+            double n = 0;
+            for (std::size_t t = 1; t < ex.examples[i].labels.size(); ++t) n += ex.examples[i].labels[t] != data::ignore_label;
+            total += n * model->training_loss(batches.batch(one, {})).value().data()[0];
+            counted += n;
+        }
+        const double padded = model->training_loss(b).value().data()[0];
+        CHECK(padded == doctest::Approx(total / counted).epsilon(1e-6));
+    }
+    CHECK_THROWS_AS(data::SupervisedBatches({}, 0, "none"), ValueError);
+    const std::vector<std::uint64_t> past{3};
+    CHECK_THROWS_WITH_AS(batches.batch(past, {}), "examples: example 3 of 3", ValueError);
 }

@@ -15,9 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "remat/data/dataset.hpp"
 #include "remat/data/masking.hpp"  // ignore_label
 #include "remat/text/chat_template.hpp"
 #include "remat/text/tokenizer.hpp"
@@ -50,5 +52,27 @@ struct SupervisedExamples {
 // lines are skipped. `chat` is needed for the chat format only.
 SupervisedExamples read_supervised(const std::filesystem::path& jsonl, const text::Tokenizer& tokenizer,
                                    const text::ChatTemplate* chat, const SupervisedOptions& options);
+
+// The examples as training batches (train::Trainer's Dataset): a micro-batch of examples is padded on
+// the right to its longest, as HF's DataCollatorForSeq2Seq pads — input_ids with `pad_id`, labels
+// with ignore_label, attention_mask 1 on the tokens and 0 on the padding. A causal LM attends only
+// to earlier positions, so an example's loss does not depend on what it is batched with.
+class SupervisedBatches final : public Dataset {
+public:
+    // ValueError for no examples or an example without tokens.
+    SupervisedBatches(SupervisedExamples examples, std::int64_t pad_id, std::string name);
+
+    std::uint64_t size() const override { return examples_.examples.size(); }
+    std::size_t tokens_per_example() const override { return mean_tokens_; }  // the examples' mean length
+    Batch batch(std::span<const std::uint64_t> indices, const MaskingKey& key) const override;
+    std::string name() const override { return name_; }
+    const SupervisedExamples& examples() const { return examples_; }
+
+private:
+    SupervisedExamples examples_;
+    std::int64_t pad_id_;
+    std::string name_;
+    std::size_t mean_tokens_ = 0;
+};
 
 }  // namespace remat::data
