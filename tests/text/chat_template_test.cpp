@@ -169,3 +169,14 @@ TEST_CASE("templates outside the language, or that would not end, are refused wi
         CHECK_THROWS_AS(ChatTemplate("x").render(ojson::array(), {}, fixed_now()), text::TemplateError);
     }
 }
+
+TEST_CASE("integers are 64-bit: a result past them is refused, not wrapped (found by fuzzing)") {
+    CHECK(refusal("{{ 2 ** 62 * 2 }}") == "line 1, column 12: integer overflow in * (integers here are 64-bit)");
+    CHECK(refusal("{{ 2 ** 64 }}") == "line 1, column 6: integer overflow in ** (integers here are 64-bit)");
+    CHECK(refusal("{{ 9223372036854775807 + 1 }}") == "line 1, column 24: integer overflow in + (integers here are 64-bit)");
+    CHECK(refusal("{{ -(-9223372036854775807 - 1) }}").ends_with("integer overflow in unary -"));
+    CHECK(render_snippet("{{ 2 ** 62 }} {{ 1 ** 9223372036854775807 }} {{ (-2) ** 63 }} {{ 1e300 | int }} {{ range(9223372036854775806, 9223372036854775807, 5) | list }}") ==
+          "4611686018427387904 1 -9223372036854775808 0 [9223372036854775806]");
+    CHECK(refusal("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
+              .ends_with("~: a string longer than 64 MiB"));
+}

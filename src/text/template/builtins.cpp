@@ -116,6 +116,7 @@ std::string replace(const std::string& s, const std::string& from, const std::st
         std::int64_t done = 0;
         for (std::size_t i = 0; i <= chars.size(); ++i) {
             if (count < 0 || done < count) {
+                check_string_size(out.size() + to.size(), "replace");
                 out += to;
                 ++done;
             }
@@ -128,6 +129,7 @@ std::string replace(const std::string& s, const std::string& from, const std::st
     for (;;) {
         const std::size_t found = s.find(from, at);
         if (found == std::string::npos || (count >= 0 && done >= count)) break;
+        check_string_size(out.size() + (found - at) + to.size(), "replace");
         out += s.substr(at, found - at) + to;
         at = found + from.size();
         ++done;
@@ -241,7 +243,9 @@ Value string_method(const std::string& s, const std::string& name) {
             std::string out;
             bool first = true;
             for (const Value& item : items_of("join", argument(a, 0, "iterable", Value::undefined()))) {
-                out += (first ? "" : s) + text_of("join", item);
+                const std::string& piece = text_of("join", item);
+                check_string_size(out.size() + s.size() + piece.size(), "join");
+                out += (first ? "" : s) + piece;
                 first = false;
             }
             return Value::of(std::move(out));
@@ -467,14 +471,15 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         const Value fallback = argument(args, 0, "default", Value::of(std::int64_t{0}));
         if (v.kind == K::integer) return v;
         if (v.kind == K::boolean) return Value::of(static_cast<std::int64_t>(v.boolean));
-        if (v.kind == K::floating) return std::isfinite(v.floating) ? Value::of(static_cast<std::int64_t>(v.floating)) : fallback;
+        const auto in_range = [](double d) { return std::isfinite(d) && d > -0x1p63 && d < 0x1p63; };  // else int() would not fit
+        if (v.kind == K::floating) return in_range(v.floating) ? Value::of(static_cast<std::int64_t>(v.floating)) : fallback;
         if (v.kind == K::string) {
             const std::string s = strip(v.string, none, true, true);
             char* end = nullptr;
             const long long i = std::strtoll(s.c_str(), &end, 10);
             if (!s.empty() && end == s.c_str() + s.size()) return Value::of(static_cast<std::int64_t>(i));
             const double d = std::strtod(s.c_str(), &end);
-            if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(d)) return Value::of(static_cast<std::int64_t>(d));
+            if (!s.empty() && end == s.c_str() + s.size() && in_range(d)) return Value::of(static_cast<std::int64_t>(d));
         }
         return fallback;
     }
@@ -489,7 +494,10 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         return argument(args, 0, "default", Value::of(0.0));
     }
     if (name == "abs") {
-        if (v.kind == K::integer) return Value::of(v.integer < 0 ? -v.integer : v.integer);
+        if (v.kind == K::integer) {
+            if (v.integer == INT64_MIN) throw EvalError("abs: integer overflow (integers here are 64-bit)");
+            return Value::of(v.integer < 0 ? -v.integer : v.integer);
+        }
         if (v.kind == K::floating) return Value::of(std::fabs(v.floating));
         wrong(name, "a number", v);
     }
@@ -529,7 +537,9 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         std::string out;
         bool first = true;
         for (const Value& item : items_of(name, v)) {
-            out += (first ? "" : separator) + to_string(attribute.kind == K::none ? item : attribute_path(item, to_string(attribute)));
+            const std::string piece = to_string(attribute.kind == K::none ? item : attribute_path(item, to_string(attribute)));
+            check_string_size(out.size() + separator.size() + piece.size(), "join");
+            out += (first ? "" : separator) + piece;
             first = false;
         }
         return Value::of(std::move(out));
@@ -546,8 +556,13 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         for (const Value& item : items_of(name, v)) {
             const Value x = attribute.kind == K::none ? item : attribute_path(item, to_string(attribute));
             if (!x.is_number() || !total.is_number()) wrong(name, "numbers", x);
-            total = total.kind == K::floating || x.kind == K::floating ? Value::of(total.number() + x.number())
-                                                                      : Value::of(static_cast<std::int64_t>(total.number()) + integer_of(name, x));
+            if (total.kind == K::floating || x.kind == K::floating) {
+                total = Value::of(total.number() + x.number());
+            } else {
+                std::int64_t r = 0;
+                if (__builtin_add_overflow(integer_of(name, total), integer_of(name, x), &r)) throw EvalError("sum: integer overflow");
+                total = Value::of(r);
+            }
         }
         return total;
     }
@@ -601,6 +616,7 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         const std::int64_t width = integer_of(name, argument(args, 0, "width", Value::of(std::int64_t{4})));
         const bool first = truthy(argument(args, 1, "first", Value::of(false)));
         const bool blank = truthy(argument(args, 2, "blank", Value::of(false)));
+        if (width > 4096) throw EvalError("indent: a width over 4096");
         const std::string pad(static_cast<std::size_t>(std::max<std::int64_t>(width, 0)), ' ');
         const std::string s = to_string(v);
         std::string out;
@@ -609,8 +625,9 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         while (at <= s.size()) {
             const std::size_t end = s.find('\n', at);
             const std::string line = s.substr(at, end == std::string::npos ? std::string::npos : end - at);
-            if ((first_line ? first : true) && (blank || !line.empty()) ) out += pad;
+            if ((first_line ? first : true) && (blank || !line.empty())) out += pad;
             out += line;
+            check_string_size(out.size(), "indent");
             if (end == std::string::npos) break;
             out += '\n';
             at = end + 1;
@@ -635,10 +652,11 @@ Value global(const std::string& name, const std::tm& now) {
             }
             if (step == 0) throw EvalError("range: step must not be zero");
             List out;
-            for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+            for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
                 if (static_cast<std::int64_t>(out.size()) >= max_range)
                     throw EvalError("range: more than " + std::to_string(max_range) + " items");
                 out.push_back(Value::of(i));
+                if (__builtin_add_overflow(i, step, &i)) break;  // past the 64-bit range: past stop too
             }
             return Value::of(std::move(out));
         }));

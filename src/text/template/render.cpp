@@ -298,6 +298,7 @@ private:
                 const Value v = evaluate(*e.a, scope);
                 if (v.kind == Value::Kind::integer || v.kind == Value::Kind::boolean) {
                     const std::int64_t i = v.kind == Value::Kind::boolean ? v.boolean : v.integer;
+                    if (e.name == "-" && i == INT64_MIN) throw EvalError("integer overflow in unary -");
                     return Value::of(e.name == "-" ? -i : i);
                 }
                 if (v.kind == Value::Kind::floating) return Value::of(e.name == "-" ? -v.floating : v.floating);
@@ -394,9 +395,10 @@ private:
         const std::int64_t first = bound(start, step > 0 ? 0 : n - 1), last = bound(stop, step > 0 ? n : -1);
         List items;
         std::string text;
-        for (std::int64_t i = first; step > 0 ? i < last : i > last; i += step) {
+        for (std::int64_t i = first; step > 0 ? i < last : i > last;) {
             if (is_list) items.push_back((*subject.list)[static_cast<std::size_t>(i)]);
             else text += chars[static_cast<std::size_t>(i)];
+            if (__builtin_add_overflow(i, step, &i)) break;  // past either end
         }
         return is_list ? Value::of(std::move(items)) : Value::of(std::move(text));
     }
@@ -426,14 +428,22 @@ private:
 
     static Value binary(const std::string& op, const Value& a, const Value& b) {
         using K = Value::Kind;
-        if (op == "~") return Value::of(to_string(a) + to_string(b));
+        if (op == "~") {
+            std::string left = to_string(a), right = to_string(b);
+            check_string_size(left.size() + right.size(), "~");
+            return Value::of(std::move(left) + right);
+        }
         const auto unsupported = [&]() -> Value {
             throw EvalError("unsupported operand types for " + op + ": " + describe(a) + " and " + describe(b));
         };
         if (a.is_undefined() || b.is_undefined()) unsupported();
         if (op == "+") {
-            if (a.kind == K::string && b.kind == K::string) return Value::of(a.string + b.string);
+            if (a.kind == K::string && b.kind == K::string) {
+                check_string_size(a.string.size() + b.string.size(), "+");
+                return Value::of(a.string + b.string);
+            }
             if (a.kind == K::list && b.kind == K::list) {
+                check_list_size(a.list->size() + b.list->size(), "+");
                 List items = *a.list;
                 items.insert(items.end(), b.list->begin(), b.list->end());
                 return Value::of(std::move(items));
@@ -445,7 +455,7 @@ private:
             if (text && (count->kind == K::integer || count->kind == K::boolean)) {
                 const std::int64_t n = count->kind == K::boolean ? count->boolean : count->integer;
                 std::string out;
-                if (n > 0 && text->string.size() * static_cast<std::size_t>(n) > (std::size_t{64} << 20))
+                if (n > 0 && !text->string.empty() && static_cast<std::size_t>(n) > max_value_bytes / text->string.size())
                     throw EvalError("a string repeated past 64 MiB");
                 for (std::int64_t i = 0; i < n; ++i) out += text->string;
                 return Value::of(std::move(out));
@@ -454,12 +464,16 @@ private:
         if (!a.is_number() || !b.is_number()) unsupported();
         const bool integers = a.kind != K::floating && b.kind != K::floating;
         const auto as_int = [](const Value& v) { return v.kind == K::boolean ? std::int64_t{v.boolean} : v.integer; };
+        // Python's integers do not overflow; these are 64-bit, and a result past them is refused.
+        const auto overflow = [&]() -> Value { throw EvalError("integer overflow in " + op + " (integers here are 64-bit)"); };
         if (integers && op != "/" && op != "**") {
             const std::int64_t x = as_int(a), y = as_int(b);
-            if (op == "+") return Value::of(x + y);
-            if (op == "-") return Value::of(x - y);
-            if (op == "*") return Value::of(x * y);
+            std::int64_t exact = 0;
+            if (op == "+") return __builtin_add_overflow(x, y, &exact) ? overflow() : Value::of(exact);
+            if (op == "-") return __builtin_sub_overflow(x, y, &exact) ? overflow() : Value::of(exact);
+            if (op == "*") return __builtin_mul_overflow(x, y, &exact) ? overflow() : Value::of(exact);
             if (y == 0) throw EvalError("integer division or modulo by zero");
+            if (x == INT64_MIN && y == -1) return op == "//" ? overflow() : Value::of(std::int64_t{0});
             std::int64_t q = x / y, r = x % y;
             if (r != 0 && ((r < 0) != (y < 0))) {  // Python floors
                 --q;
@@ -472,9 +486,12 @@ private:
         if (op == "-") return Value::of(x - y);
         if (op == "*") return Value::of(x * y);
         if (op == "**") {
-            if (integers && as_int(b) >= 0) {
-                std::int64_t result = 1;
-                for (std::int64_t i = 0; i < as_int(b) && i < 64; ++i) result *= as_int(a);
+            if (integers && as_int(b) >= 0) {  // by squaring, each product checked
+                std::int64_t result = 1, base = as_int(a);
+                for (std::int64_t e = as_int(b); e > 0; e >>= 1) {
+                    if ((e & 1) && __builtin_mul_overflow(result, base, &result)) return overflow();
+                    if (e > 1 && __builtin_mul_overflow(base, base, &base)) return overflow();
+                }
                 return Value::of(result);
             }
             return Value::of(std::pow(x, y));

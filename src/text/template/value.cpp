@@ -277,6 +277,14 @@ std::string describe(const Value& v) {
     return "a value";
 }
 
+void check_string_size(std::size_t bytes, const char* what) {
+    if (bytes > max_value_bytes) throw EvalError(std::string(what) + ": a string longer than 64 MiB");
+}
+
+void check_list_size(std::size_t items, const char* what) {
+    if (items > max_list_items) throw EvalError(std::string(what) + ": a list longer than " + std::to_string(max_list_items) + " items");
+}
+
 std::vector<std::string> code_points(const std::string& s) {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < s.size();) {

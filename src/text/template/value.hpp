@@ -83,6 +83,14 @@ bool less(const Value& a, const Value& b);
 // A type name for messages: "string", "list", "dict", "undefined value 'x'" …
 std::string describe(const Value& v);
 
+// The largest string (bytes) and list (items) an operation may make: a template that doubles a value in
+// a loop stops with an error instead of taking the memory.
+inline constexpr std::size_t max_value_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t max_list_items = std::size_t{1} << 22;
+// EvalError naming `what` when a result would be larger.
+void check_string_size(std::size_t bytes, const char* what);
+void check_list_size(std::size_t items, const char* what);
+
 // Strings count, index and iterate by code point, as Python's do.
 std::vector<std::string> code_points(const std::string& utf8);
 
