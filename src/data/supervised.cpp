@@ -69,11 +69,11 @@ SupervisedExample chat_example(const Line& line, const json& j, const text::Toke
     const std::string whole = render(messages.size(), false);
     SupervisedExample e;
     e.input_ids = tokenizer.encode(whole);  // the template writes the special tokens
-    e.labels.assign(e.input_ids.size(), mask_prompt ? ignore_label : 0);
     if (!mask_prompt) {
         e.labels = e.input_ids;
         return e;
     }
+    e.labels.assign(e.input_ids.size(), ignore_label);
     bool any = false;
     for (std::size_t i = 0; i < messages.size(); ++i) {
         if (messages[i]["role"] != "assistant") continue;

@@ -130,6 +130,17 @@ std::shared_ptr<const Tensor> project(const Projection& p, const Operand& X, con
     });
 }
 
+// The gradients of y = X·op(W) added into g[x_at] (dX = dY·op(W)ᵀ) and g[w_at] (dW), where wanted.
+void add_projection_gradients(const Operand& dY, const Operand& X, const Operand& W, bool in_out, std::size_t M, std::size_t in,
+                              std::size_t out, ad::Grads& g, std::size_t x_at, std::size_t w_at) {
+    if (g.wants(x_at)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[x_at].data());
+    if (!g.wants(w_at)) return;
+    if (in_out)
+        gemm(true, false, in, out, M, X, dY, 1.0f, g[w_at].data());
+    else
+        gemm(true, false, out, in, M, dY, X, 1.0f, g[w_at].data());
+}
+
 }  // namespace
 
 Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout) {
@@ -148,13 +159,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout
     return ad::record(p.kind, std::move(y), inputs,
                       [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
                           const Operand dY = operand(dy, precision);
-                          if (g.wants(0)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[0].data());
-                          if (g.wants(1)) {
-                              if (in_out)
-                                  gemm(true, false, in, out, M, X, dY, 1.0f, g[1].data());
-                              else
-                                  gemm(true, false, out, in, M, dY, X, 1.0f, g[1].data());
-                          }
+                          add_projection_gradients(dY, X, W, in_out, M, in, out, g, 0, 1);
                           if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
                       });
 }
@@ -172,14 +177,7 @@ Var add_linear(const Var& base, const Var& x, const Var& weight, WeightLayout la
     return ad::record(p.kind, std::move(y), {base, x, weight},
                       [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
                           if (g.wants(0)) accumulate_unbroadcast(g[0], dy);
-                          const Operand dY = operand(dy, precision);
-                          if (g.wants(1)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[1].data());
-                          if (g.wants(2)) {
-                              if (in_out)
-                                  gemm(true, false, in, out, M, X, dY, 1.0f, g[2].data());
-                              else
-                                  gemm(true, false, out, in, M, dY, X, 1.0f, g[2].data());
-                          }
+                          add_projection_gradients(operand(dy, precision), X, W, in_out, M, in, out, g, 1, 2);
                       });
 }
 

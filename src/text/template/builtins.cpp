@@ -147,11 +147,8 @@ Value split(const std::string& s, const Value& separator, std::int64_t max_split
         for (; i < chars.size(); ++i) {
             if (is_space_point(chars[i])) {
                 if (max_split >= 0 && static_cast<std::int64_t>(parts.size()) >= max_split) {
-                    std::string rest;
-                    for (std::size_t k = i; k < chars.size(); ++k) rest += chars[k];
-                    std::size_t end = rest.size();
-                    part += rest.substr(0, end);
-                    // Python keeps the rest as it is, less its leading whitespace — already part of `part`'s end.
+                    // The last part is the rest as it is (its trailing whitespace goes below).
+                    for (std::size_t k = i; k < chars.size(); ++k) part += chars[k];
                     break;
                 }
                 parts.push_back(Value::of(std::move(part)));
@@ -161,15 +158,7 @@ Value split(const std::string& s, const Value& separator, std::int64_t max_split
                 part += chars[i];
             }
         }
-        if (!part.empty()) {
-            // the rest after max_split keeps inner whitespace but not trailing whitespace
-            const auto kept = code_points(part);
-            std::size_t end = kept.size();
-            while (end > 0 && is_space_point(kept[end - 1])) --end;
-            std::string trimmed;
-            for (std::size_t k = 0; k < end; ++k) trimmed += kept[k];
-            parts.push_back(Value::of(std::move(trimmed)));
-        }
+        if (!part.empty()) parts.push_back(Value::of(strip(part, Value::none(), false, true)));
         return Value::of(std::move(parts));
     }
     const std::string& sep = text_of("split", separator);
@@ -444,8 +433,7 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
         at_most(name, args, 1);
         const Value indent = argument(args, 0, "indent", none);
         for (const auto& [key, value] : args.keyword)
-            if (key != "indent" && truthy(value) == (key != "ensure_ascii" ? true : true) && key != "separators")
-                if (key == "sort_keys" || key == "ensure_ascii") throw EvalError("tojson: " + key + " is not supported");
+            if ((key == "sort_keys" || key == "ensure_ascii") && truthy(value)) throw EvalError("tojson: " + key + " is not supported");
         return Value::of(to_json(v, indent.kind == K::none ? -1 : static_cast<int>(integer_of("tojson indent", indent))));
     }
     if (name == "default" || name == "d") {
