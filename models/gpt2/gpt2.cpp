@@ -14,10 +14,11 @@ const hf::Naming& checkpoint_naming() {
     return naming;
 }
 
-Var Attention::operator()(const Var& x, const nn::PaddingMask& padding, nn::KVCache* cache) const {
+Var Attention::operator()(const Var& x, const nn::PaddingMask& padding, const nn::SequenceStarts& starts,
+                          nn::KVCache* cache) const {
     nn::check_rank("GPT2Attention", x, 3, "(B, T, C)");
     Var qkv = REMAT_CALL(c_attn, x);  // (B, T, 3C)
-    const ops::SoftmaxMask mask{.causal = true, .key_padding = padding.get()};
+    const ops::SoftmaxMask mask{.causal = true, .key_padding = padding.get(), .key_start = starts.get()};
     Var y;
     if (!cache) {
         y = nn::self_attention(qkv, n_head, mask, &attn_dropout);
@@ -35,8 +36,8 @@ Var MLP::operator()(const Var& x) const {
     return REMAT_CALL(dropout, REMAT_CALL(c_proj, nn::apply(act, h)));
 }
 
-Var Block::operator()(const Var& x, const nn::PaddingMask& padding, nn::KVCache* cache) const {
-    Var h = x + REMAT_CALL(attn, REMAT_CALL(ln_1, x), padding, cache);
+Var Block::operator()(const Var& x, const nn::PaddingMask& padding, const nn::SequenceStarts& starts, nn::KVCache* cache) const {
+    Var h = x + REMAT_CALL(attn, REMAT_CALL(ln_1, x), padding, starts, cache);
     return h + REMAT_CALL(mlp, REMAT_CALL(ln_2, h));
 }
 
@@ -69,7 +70,10 @@ Var embed(const nn::Embedding& wte, const nn::Embedding& wpe, const nn::Dropout&
     if (ids.dimension() != 2)
         throw ShapeError("GPT2Model: expected input ids (B, T), got " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
     const std::size_t T = ids.shape()[1];
-    if (position_ids) {  // generation: each sequence's own positions, (B, T)
+    if (position_ids) {  // generation, packed sequences: each sequence's own positions, (B, T)
+        if (!std::equal(ids.shape().begin(), ids.shape().end(), position_ids->shape().begin(), position_ids->shape().end()))
+            throw ShapeError("GPT2Model: position_ids " + to_string(Shape(position_ids->shape().begin(), position_ids->shape().end())) +
+                             " do not match input ids " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
         for (const std::int64_t p : *position_ids)
             if (p < 0 || static_cast<std::size_t>(p) >= wpe.vocabulary())
                 throw ValueError("GPT2Model: position " + std::to_string(p) + " is beyond n_positions = " + std::to_string(wpe.vocabulary()));

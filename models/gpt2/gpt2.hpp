@@ -27,9 +27,11 @@ struct Attention {
     BOOST_HANA_DEFINE_STRUCT(Attention, (nn::Conv1D, c_attn), (nn::Conv1D, c_proj), (nn::Dropout, attn_dropout),
                              (nn::Dropout, resid_dropout), (std::size_t, n_head));
     static constexpr const char* name = "GPT2Attention";
-    // (B, T, C) -> (B, T, C); padding (B, T) masks keys as HF's attention_mask does (may be null).
-    // With a cache (generation), x holds the new positions and the keys are all the cache's.
-    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, nn::KVCache* cache = nullptr) const;
+    // (B, T, C) -> (B, T, C); padding (B, T) masks keys as HF's attention_mask does, starts keeps
+    // packed sequences apart (either may be null). With a cache (generation), x holds the new
+    // positions and the keys are all the cache's.
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, const nn::SequenceStarts& starts = nullptr,
+                   nn::KVCache* cache = nullptr) const;
 };
 
 struct MLP {
@@ -45,7 +47,8 @@ struct Block {
     static constexpr bool is_block = true;  // set_checkpointing wraps these
 
     static Block create(const Config& config, Generator& init, const std::shared_ptr<Generator>& dropout_rng);
-    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, nn::KVCache* cache = nullptr) const;
+    Var operator()(const Var& x, const nn::PaddingMask& padding = nullptr, const nn::SequenceStarts& starts = nullptr,
+                   nn::KVCache* cache = nullptr) const;
 };
 
 // How HF's GPT-2 checkpoints name tensors beyond the model's paths: the base prefix "transformer.",
@@ -67,11 +70,18 @@ struct GPT2Model {
 
     // ids (B, T) -> hidden states (B, T, C). attention_mask (B, T) of 1/0, optional, masks padded
     // keys as in HF (positions are not shifted: pass left-padded batches at your own risk, as in HF).
-    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
-        Var x = embed(ids);
-        if (!nn::given(attention_mask)) return REMAT_CALL(ln_f, run_blocks(h, "h", x));
-        models::check_mask("GPT2Model", ids, attention_mask);
-        return REMAT_CALL(ln_f, run_blocks(h, "h", x, nn::padding_mask(attention_mask)));
+    // position_ids (B, T), optional (else 0 … T−1): where they restart, a new sequence packed into the
+    // row begins, attending only within itself (nn::sequence_starts, as transformers' packed sequences).
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor(), const IdTensor& position_ids = IdTensor()) {
+        if (!nn::given(position_ids) && !nn::given(attention_mask)) return REMAT_CALL(ln_f, run_blocks(h, "h", embed(ids)));
+        const Var x = nn::given(position_ids) ? gpt2::embed(wte, wpe, drop, ids, &position_ids) : embed(ids);
+        nn::PaddingMask padding = nullptr;
+        if (nn::given(attention_mask)) {
+            models::check_mask("GPT2Model", ids, attention_mask);
+            padding = nn::padding_mask(attention_mask);
+        }
+        const nn::SequenceStarts starts = nn::given(position_ids) ? nn::sequence_starts(position_ids) : nullptr;
+        return REMAT_CALL(ln_f, run_blocks(h, "h", x, padding, starts));
     }
 
     // Generation, under no-grad: the new tokens ids (B, T) after those `cache` holds -> their hidden
@@ -80,7 +90,7 @@ struct GPT2Model {
     Var operator()(const IdTensor& ids, nn::KVCache& cache, const IdTensor& attention_mask = IdTensor()) {
         nn::KVCache::Step step(cache, attention_mask, ids.dimension() == 2 ? ids.shape()[1] : 0);
         Var x = gpt2::embed(wte, wpe, drop, ids, &step.positions());
-        Var y = REMAT_CALL(ln_f, run_blocks(h, "h", x, cache.key_padding(), &cache));
+        Var y = REMAT_CALL(ln_f, run_blocks(h, "h", x, cache.key_padding(), nn::SequenceStarts(), &cache));
         step.finish();
         return y;
     }
@@ -97,8 +107,8 @@ struct GPT2LMHeadModel {
     static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // ids (B, T) -> logits (B, T, V), through the tied embedding.
-    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
-        return lm_head(REMAT_CALL(transformer, ids, attention_mask));
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor(), const IdTensor& position_ids = IdTensor()) {
+        return lm_head(REMAT_CALL(transformer, ids, attention_mask, position_ids));
     }
     Var lm_head(const Var& hidden) const;
     // Generation: the logits (B, V) of the last of the new tokens ids (B, T), run after those in `cache`.

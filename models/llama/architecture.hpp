@@ -52,11 +52,13 @@ struct FamilyFacts {
                 0,
                 c.attention_dropout};
     }
+    // input_ids, attention_mask and position_ids (packed sequences).
     template <class M>
     static Var logits(M& model, const data::Batch& in) {
-        const IdTensor absent;  // the model's "no mask"
+        const IdTensor absent;  // the model's "not given"
         const IdTensor* mask = in.find_id("attention_mask");
-        return model(in.id("input_ids"), mask ? *mask : absent);
+        const IdTensor* positions = in.find_id("position_ids");
+        return model(in.id("input_ids"), mask ? *mask : absent, positions ? *positions : absent);
     }
 };
 

@@ -1,5 +1,6 @@
 #include "models/llama/llama.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "remat/layers/init.hpp"
@@ -21,7 +22,8 @@ Var Attention::operator()(const Var& x, const Context& context) const {
     const ops::SoftmaxMask mask{.causal = true,
                                 .key_padding = context.padding.get(),
                                 .window = sliding_window,
-                                .combined = true};  // transformers' masking_utils
+                                .combined = true,  // transformers' masking_utils
+                                .key_start = context.starts.get()};
     if (context.cache) std::tie(k, v) = context.cache->append(k, v);  // every position so far
     return REMAT_CALL(o_proj, nn::attention(q, k, v, num_heads, mask, &attention_dropout));
 }
@@ -90,11 +92,19 @@ std::size_t parameter_count(const Settings& s) {
     return V * C + f.num_hidden_layers * (attention + mlp + 2 * C) + C + (f.tie_word_embeddings ? 0 : V * C);
 }
 
-Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const IdTensor& attention_mask) {
-    if (ids.dimension() != 2)
-        throw ShapeError("LlamaModel: expected input ids (B, T), got " + to_string(Shape(ids.shape().begin(), ids.shape().end())));
+Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const IdTensor& attention_mask,
+                     const IdTensor& position_ids) {
+    auto shape = [](const IdTensor& t) { return to_string(Shape(t.shape().begin(), t.shape().end())); };
+    if (ids.dimension() != 2) throw ShapeError("LlamaModel: expected input ids (B, T), got " + shape(ids));
     Context context;
-    context.rope = rope.tables(ids.shape()[1]);
+    if (nn::given(position_ids)) {
+        if (!std::equal(ids.shape().begin(), ids.shape().end(), position_ids.shape().begin(), position_ids.shape().end()))
+            throw ShapeError("LlamaModel: position_ids " + shape(position_ids) + " do not match input ids " + shape(ids));
+        context.rope = rope.tables(position_ids);
+        context.starts = nn::sequence_starts(position_ids);
+    } else {
+        context.rope = rope.tables(ids.shape()[1]);
+    }
     if (nn::given(attention_mask)) {
         models::check_mask("LlamaModel", ids, attention_mask);
         context.padding = nn::padding_mask(attention_mask);
@@ -103,7 +113,7 @@ Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const
 }
 
 Context decoding_context(const nn::RotaryEmbedding& rope, const IdTensor& positions, nn::KVCache& cache) {
-    return {cache.key_padding(), rope.tables(positions), &cache};
+    return {.padding = cache.key_padding(), .rope = rope.tables(positions), .cache = &cache};
 }
 
 Var tied_head(const nn::Embedding& embed_tokens, const Var& hidden) {

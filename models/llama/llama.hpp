@@ -33,6 +33,7 @@ namespace remat::llama {
 // shared, so that checkpointed layers keep them until their recomputation.
 struct Context {
     nn::PaddingMask padding = nullptr;  // (B, T) of 1/0, or null; with a cache, over all its positions
+    nn::SequenceStarts starts = nullptr;  // packed sequences (position_ids that restart), or null
     nn::RotaryTables rope;
     nn::KVCache* cache = nullptr;       // generation: keys and values of the positions before x's
 };
@@ -71,7 +72,10 @@ const hf::Naming& checkpoint_naming();
 std::size_t parameter_count(const Settings& settings);
 
 // Compiled once for every instantiation.
-Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const IdTensor& attention_mask);
+// position_ids (B, T), optional: each token's rotary position; where they restart, a new packed
+// sequence begins (nn::sequence_starts).
+Context make_context(const nn::RotaryEmbedding& rope, const IdTensor& ids, const IdTensor& attention_mask,
+                     const IdTensor& position_ids);
 // Generation: the rotary tables of the new tokens' positions, the cache's mask and the cache.
 Context decoding_context(const nn::RotaryEmbedding& rope, const IdTensor& positions, nn::KVCache& cache);
 Var tied_head(const nn::Embedding& embed_tokens, const Var& hidden);
@@ -85,8 +89,9 @@ struct LlamaModel {
 
     // ids (B, T) -> hidden states (B, T, C). attention_mask (B, T) of 1/0, optional, masks padded
     // keys; positions are 0 … T−1 whatever the padding, as HF's forward without position_ids.
-    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
-        const Context context = make_context(ids, attention_mask);
+    // position_ids (B, T), optional: packed sequences where they restart (make_context).
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor(), const IdTensor& position_ids = IdTensor()) {
+        const Context context = llama::make_context(rotary_emb, ids, attention_mask, position_ids);
         return REMAT_CALL(norm, run_blocks(layers, "layers", REMAT_CALL(embed_tokens, ids), context));
     }
     // Generation, under no-grad: the new tokens ids (B, T) after those `cache` holds -> their hidden
@@ -99,7 +104,6 @@ struct LlamaModel {
         step.finish();
         return y;
     }
-    Context make_context(const IdTensor& ids, const IdTensor& attention_mask) const;
 };
 template <class B>
 LlamaModel(nn::Embedding, std::vector<B>, nn::RMSNorm, nn::RotaryEmbedding) -> LlamaModel<B>;
@@ -111,8 +115,8 @@ struct LlamaForCausalLM {
     static const hf::Naming& hf_naming() { return checkpoint_naming(); }
 
     // ids (B, T) -> logits (B, T, V); through the embedding when lm_head is absent (tied).
-    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor()) {
-        Var hidden = REMAT_CALL(model, ids, attention_mask);
+    Var operator()(const IdTensor& ids, const IdTensor& attention_mask = IdTensor(), const IdTensor& position_ids = IdTensor()) {
+        Var hidden = REMAT_CALL(model, ids, attention_mask, position_ids);
         return lm_head ? nn::call("lm_head", *lm_head, hidden) : tied_head(model.embed_tokens, hidden);
     }
     // Generation: the logits (B, V) of the last of the new tokens ids (B, T), run after those in `cache`.
@@ -135,10 +139,5 @@ using Model = LlamaForCausalLM<DecoderLayer>;
 // dropout_rng (the shared default generator when null).
 Model create(const Settings& settings, Generator& init, std::shared_ptr<Generator> dropout_rng = nullptr);
 
-
-template <class B>
-Context LlamaModel<B>::make_context(const IdTensor& ids, const IdTensor& attention_mask) const {
-    return llama::make_context(rotary_emb, ids, attention_mask);
-}
 
 }  // namespace remat::llama

@@ -144,9 +144,16 @@ SupervisedExamples read_supervised(const fs::path& jsonl, const text::Tokenizer&
             e.labels.resize(options.max_tokens);
             ++out.cut;
         }
+        if (std::all_of(e.labels.begin() + 1, e.labels.end(), [](std::int64_t l) { return l == ignore_label; })) {
+            ++out.unlabelled;
+            continue;
+        }
         out.examples.push_back(std::move(e));
     }
     if (in.bad()) throw FormatError(jsonl.string() + ": cannot read");
+    if (out.examples.empty() && out.unlabelled)
+        throw FormatError(jsonl.string() + ": no example has a labelled token" +
+                          (options.max_tokens ? " within its first " + std::to_string(options.max_tokens) + " tokens" : std::string()));
     if (out.examples.empty()) throw FormatError(jsonl.string() + ": no examples");
     return out;
 }

@@ -1,5 +1,7 @@
 #include "remat/layers/attention.hpp"
 
+#include <limits>
+
 #include "remat/ops/attention.hpp"
 
 namespace remat::nn {
@@ -8,6 +10,25 @@ PaddingMask padding_mask(const IdTensor& attention_mask) {
     Tensor m = empty(Shape(attention_mask.shape().begin(), attention_mask.shape().end()));
     for (std::size_t i = 0; i < m.size(); ++i) m.data()[i] = attention_mask.data()[i] != 0 ? 1.0f : 0.0f;
     return std::make_shared<const Tensor>(std::move(m));
+}
+
+SequenceStarts sequence_starts(const IdTensor& position_ids) {
+    if (position_ids.dimension() != 2)
+        throw ShapeError("position_ids must be (batch, positions), got " +
+                         remat::to_string(Shape(position_ids.shape().begin(), position_ids.shape().end())));
+    const std::size_t B = position_ids.shape()[0], T = position_ids.shape()[1];
+    IdTensor starts = IdTensor::from_shape({B, T});
+    bool packed = false;
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::int64_t* p = position_ids.data() + b * T;
+        std::int64_t* s = starts.data() + b * T;
+        for (std::size_t t = 0; t < T; ++t) {
+            const bool continues = t > 0 && p[t - 1] < std::numeric_limits<std::int64_t>::max() && p[t] == p[t - 1] + 1;
+            s[t] = continues ? s[t - 1] : static_cast<std::int64_t>(t);
+            packed = packed || s[t] != 0;
+        }
+    }
+    return packed ? std::make_shared<const IdTensor>(std::move(starts)) : nullptr;
 }
 
 namespace {

@@ -46,29 +46,35 @@ struct Problem {
     bool combined;             // HF's masking_utils: a row that sees no key is uniform over all Tk
     float scale;               // 1/√D
     const float* keep;         // (B, Tk) padding mask or null
+    const std::int64_t* starts;  // (B, Tq) first key of each query's sequence (packed sequences) or null
     bool dropout;
     float p, keep_scale;       // dropout probability, 1/(1 − p)
     Generator::State stream;   // dropout's block 0
 
     std::size_t offset() const { return Tk - Tq; }  // causal: query i sees keys j ≤ i + offset
     std::size_t visible(std::size_t i) const { return causal ? i + 1 + offset() : Tk; }
-    std::size_t first(std::size_t i) const { return window && visible(i) > window ? visible(i) - window : 0; }
+    // The first key row i sees; starts_row: its batch element's row of `starts`, or null.
+    std::size_t first(std::size_t i, const std::int64_t* starts_row) const {
+        const std::size_t w = window && visible(i) > window ? visible(i) - window : 0;
+        return starts_row ? std::max(w, static_cast<std::size_t>(starts_row[i])) : w;
+    }
     // Whether row i of batch b sees no key: every key in [first(i), visible(i)) is padding.
-    bool sees_nothing(const float* keep_row, std::size_t i) const {
-        return keep_row && std::all_of(keep_row + first(i), keep_row + visible(i), [](float k) { return k == 0.0f; });
+    bool sees_nothing(const float* keep_row, const std::int64_t* starts_row, std::size_t i) const {
+        return keep_row && std::all_of(keep_row + first(i, starts_row), keep_row + visible(i), [](float k) { return k == 0.0f; });
     }
     // Whether some row of batch b sees no key: its probabilities then reach past the causal limit,
     // so that batch element is computed without skipping keys.
     bool has_masked_rows(std::size_t b) const {
         if (!keep) return false;
         const float* row = keep + b * Tk;
-        if (!window) {  // the visible ranges grow from key 0: row 0 has the fewest keys
+        const std::int64_t* starts_row = starts ? starts + b * Tq : nullptr;
+        if (!window && !starts_row) {  // the visible ranges grow from key 0: row 0 has the fewest keys
             std::size_t first_kept = 0;
             while (first_kept < Tk && row[first_kept] == 0.0f) ++first_kept;
             return visible(0) <= first_kept;
         }
         for (std::size_t i = 0; i < Tq; ++i)
-            if (sees_nothing(row, i)) return true;
+            if (sees_nothing(row, starts_row, i)) return true;
         return false;
     }
 };
@@ -163,15 +169,15 @@ std::size_t uniform_row(float* s, std::size_t visible, std::size_t Tk, std::size
 // Scores (rows, width) of queries i0 … into probabilities, in place; per row the stats (max, 1/Σ)
 // — or (-inf, count) for a uniform row. Keys from each row's visible limit up to `width` become 0.
 REMAT_VECTOR_CLONES
-void softmax_block(const Problem& pr, const float* keep, std::size_t i0, std::size_t rows, float* S, std::size_t ld,
-                   std::size_t width, float* stats) {
+void softmax_block(const Problem& pr, const float* keep, const std::int64_t* starts, std::size_t i0, std::size_t rows,
+                   float* S, std::size_t ld, std::size_t width, float* stats) {
     for (std::size_t r = 0; r < rows; ++r) {
         float* s = S + r * ld;
         const std::size_t visible = pr.visible(i0 + r);
-        mask_padding(s, pr.first(i0 + r), visible, keep);
+        mask_padding(s, pr.first(i0 + r, starts), visible, keep);
         float max = fixed_order_max(visible, s);
         if (max == lowest) {
-            if (pr.sees_nothing(keep, i0 + r)) {
+            if (pr.sees_nothing(keep, starts, i0 + r)) {
                 stats[2 * r] = lowest;
                 stats[2 * r + 1] = static_cast<float>(uniform_row(s, visible, pr.Tk, width, keep, pr.combined));
                 continue;
@@ -191,8 +197,8 @@ void softmax_block(const Problem& pr, const float* keep, std::size_t i0, std::si
 
 // The forward's probabilities again, from the same scores and the kept stats.
 REMAT_VECTOR_CLONES
-void recompute_block(const Problem& pr, const float* keep, std::size_t i0, std::size_t rows, float* S, std::size_t ld,
-                     std::size_t width, const float* stats) {
+void recompute_block(const Problem& pr, const float* keep, const std::int64_t* starts, std::size_t i0, std::size_t rows,
+                     float* S, std::size_t ld, std::size_t width, const float* stats) {
     for (std::size_t r = 0; r < rows; ++r) {
         float* s = S + r * ld;
         const std::size_t visible = pr.visible(i0 + r);
@@ -201,7 +207,7 @@ void recompute_block(const Problem& pr, const float* keep, std::size_t i0, std::
             uniform_row(s, visible, pr.Tk, width, keep, pr.combined);
             continue;
         }
-        mask_padding(s, pr.first(i0 + r), visible, keep);
+        mask_padding(s, pr.first(i0 + r, starts), visible, keep);
         exp_shifted(s, visible, max);
         scale_row(s, visible, stats[2 * r + 1]);
         std::fill(s + visible, s + width, 0.0f);
@@ -241,6 +247,7 @@ void forward_head(const Problem& pr, Heads<const float> q, Heads<const float> k,
     const float *Q = q.at(b, h, D), *K = k.at(b, h / pr.group, D), *V = v.at(b, h / pr.group, D);
     float* O = out + b * pr.Tq * pr.C + h * D;
     const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
+    const std::int64_t* starts = pr.starts ? pr.starts + b * pr.Tq : nullptr;
     const bool full = !pr.causal || pr.has_masked_rows(b);
     pack_transposed(K, k.row, pr.Tk, D, kt, ld);
     for (std::size_t i0 = 0; i0 < pr.Tq; i0 += block_rows) {
@@ -248,7 +255,7 @@ void forward_head(const Problem& pr, Heads<const float> q, Heads<const float> k,
         const std::size_t width = round16(end);
         product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, S, ld, pr.scale, false);  // (rows, width)
         float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
-        softmax_block(pr, keep, i0, rows, S, ld, width, st);
+        softmax_block(pr, keep, starts, i0, rows, S, ld, width, st);
         if (pr.dropout)
             for (std::size_t r = 0; r < rows; ++r) {
                 dropout_factors(pr, ((b * pr.H + h) * pr.Tq + i0 + r) * pr.Tk, end, factor);
@@ -277,6 +284,7 @@ void backward_group(const Problem& pr, Heads<const float> q, Heads<const float> 
     float* dK = g.dk.p ? g.dk.at(b, j, D) : nullptr;
     float* dV = g.dv.p ? g.dv.at(b, j, D) : nullptr;
     const float* keep = pr.keep ? pr.keep + b * pr.Tk : nullptr;
+    const std::int64_t* starts = pr.starts ? pr.starts + b * pr.Tq : nullptr;
     const bool full = !pr.causal || pr.has_masked_rows(b);
     pack_transposed(K, k.row, pr.Tk, D, kt, ld);
     for (std::size_t h = j * pr.group; h < (j + 1) * pr.group; ++h) {
@@ -291,7 +299,7 @@ void backward_group(const Problem& pr, Heads<const float> q, Heads<const float> 
             const std::size_t width = round16(end);
             const float* st = stats + ((b * pr.H + h) * pr.Tq + i0) * 2;
             product(rows, width, D, {Q + i0 * q.row, q.row, 1}, kt, ld, P, ld, pr.scale, false);
-            recompute_block(pr, keep, i0, rows, P, ld, width, st);
+            recompute_block(pr, keep, starts, i0, rows, P, ld, width, st);
             if (scores_needed)
                 product(rows, width, D, {dO + i0 * C, C, 1}, vt, ld, dS, ld, 1.0f, false);  // dP = dO·vᵀ
             for (std::size_t r = 0; r < rows; ++r) {
@@ -341,6 +349,7 @@ Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t 
     check_window(mask, "attention");
     if (mask.causal && Tq > Tk)
         throw ShapeError("attention (causal): more queries than keys (" + what + ")");
+    check_key_start(mask, B, Tq, Tk, "attention");
     if (mask.key_padding) {
         const Tensor& m = *mask.key_padding;
         if (m.dimension() != 2 || m.shape()[0] != B || m.shape()[1] != Tk)
@@ -368,10 +377,15 @@ Problem make_problem(std::size_t B, std::size_t Tq, std::size_t Tk, std::size_t 
 Var run(const Problem& problem, const std::vector<Var>& inputs, Heads<const float> q, Heads<const float> k,
         Heads<const float> v, const SoftmaxMask& mask) {
     Problem pr = problem;
-    std::shared_ptr<const Tensor> keep;  // a copy: the caller's mask need not outlive the forward
+    std::shared_ptr<const Tensor> keep;  // copies: the caller's masks need not outlive the forward
     if (mask.key_padding) {
         keep = share(Tensor(*mask.key_padding));
         pr.keep = keep->data();
+    }
+    std::shared_ptr<const IdTensor> starts;
+    if (mask.key_start) {
+        starts = std::make_shared<const IdTensor>(*mask.key_start);
+        pr.starts = starts->data();
     }
     const Shape out_shape{pr.B, pr.Tq, pr.C}, stats_shape{pr.B, pr.H, pr.Tq, 2};
     // Selective checkpointing may keep this op: its output, then the row stats its pullback needs.
@@ -405,7 +419,7 @@ Var run(const Problem& problem, const std::vector<Var>& inputs, Heads<const floa
     const bool packed = inputs.size() == 1;
     return ad::record(
         ad::OpKind::attention, yv, inputs,
-        [pr, q, k, v, yv, saved_stats, values, keep, packed](const Tensor& dy, ad::Grads& g) {
+        [pr, q, k, v, yv, saved_stats, values, keep, starts, packed](const Tensor& dy, ad::Grads& g) {
             Gradients grads{};
             if (packed) {
                 float* d = g[0].data();

@@ -671,3 +671,102 @@ TEST_CASE("LoRA --base-precision bf16: the base held in bf16 trains bitwise what
     check_error({"train", model().string(), "--data", text().string(), "--base-precision", "bf16"},
                 "--base-precision bf16 holds a frozen base: it needs --lora or --adapter");
 }
+
+namespace {
+
+// The byte-level model with a chat template of its own: "[user] 3+4?\n[assistant] 7\n".
+const fs::path& chat_model() {
+    static const fs::path dir = [] {
+        const fs::path d = scratch() / "chat-model";
+        fs::copy(model(), d, fs::copy_options::recursive);
+        const std::string chat_template =
+            "{% for m in messages %}{{ '[' + m['role'] + '] ' + m['content'] + '\\n' }}{% endfor %}"
+            "{% if add_generation_prompt %}{{ '[assistant] ' }}{% endif %}";
+        write_text(d / "tokenizer_config.json", nlohmann::json{{"chat_template", chat_template}}.dump());
+        return d;
+    }();
+    return dir;
+}
+
+// 40 sums asked and answered; `labelled`: the answers' bytes with their newlines.
+const fs::path& chats(std::size_t* labelled = nullptr) {
+    static std::size_t answers = 0;
+    static const fs::path path = [] {
+        std::string lines;
+        for (int i = 0; i < 40; ++i) {
+            const std::string answer = std::to_string(i * 7 % 23 + i);
+            lines += nlohmann::json{{"messages",
+                                     {{{"role", "user"}, {"content", std::to_string(i * 7 % 23) + "+" + std::to_string(i) + "?"}},
+                                      {{"role", "assistant"}, {"content", answer}}}}}
+                         .dump() +
+                     "\n";
+            answers += answer.size() + 1;
+        }
+        write_text(scratch() / "chats.jsonl", lines);
+        return scratch() / "chats.jsonl";
+    }();
+    if (labelled) *labelled = answers;
+    return path;
+}
+
+std::vector<std::string> chat_run_args(const fs::path& out, bool pack) {
+    std::vector<std::string> args = {"train", chat_model().string(), "--data", chats().string(), "--format", "chat",
+                                     "--steps", "8", "--batch", "2", "--seq", "64", "--lr", "3e-3", "--save", out.string(),
+                                     "--save-every", "4", "--log", out.string() + ".jsonl"};
+    if (pack) args.push_back("--pack");
+    return args;
+}
+
+}  // namespace
+
+TEST_CASE("--format chat: the loss on the assistant turns, padded or packed; a resumed run is bitwise") {
+    std::size_t labelled = 0;
+    const std::string data = chats(&labelled).string();
+    for (const bool pack : {false, true}) {
+        CAPTURE(pack);
+        const fs::path out = scratch() / (pack ? "chat-packed" : "chat-padded");
+        const Result r = run_remat(chat_run_args(out, pack));
+        CAPTURE(r.out);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.out.find("data: " + data + ": 40 chat examples (0 cut to 64 tokens), ") != std::string::npos);
+        CHECK(r.out.find(" " + std::to_string(labelled) + " labelled (the assistant turns)") != std::string::npos);
+        CHECK(r.out.find(pack ? "training: 8 steps of 1 x 2 rows of 64 tokens" : "training: 8 steps of 1 x 2 examples of at most 64 tokens") !=
+              std::string::npos);
+        if (pack) CHECK(r.out.find("; packed into ") != std::string::npos);
+
+        // Resumed from its checkpoint-4 into another folder: the last four steps and the model, bit for bit.
+        const fs::path again = scratch() / (out.filename().string() + "-resumed");
+        auto args = chat_run_args(again, pack);
+        args.insert(args.end(), {"--resume", (out / "checkpoint-4").string()});
+        const Result resumed = run_remat(args);
+        CAPTURE(resumed.err);
+        REQUIRE(resumed.code == 0);
+        CHECK(read_text(again / "model.safetensors") == read_text(out / "model.safetensors"));
+        const std::vector<std::string> whole = computed(out.string() + ".jsonl");
+        REQUIRE(whole.size() == 8);
+        CHECK(computed(again.string() + ".jsonl") == std::vector<std::string>(whole.begin() + 4, whole.end()));
+    }
+    auto changed = chat_run_args(scratch() / "chat-unpacked-resume", false);
+    changed.insert(changed.end(), {"--resume", (scratch() / "chat-packed" / "checkpoint-4").string()});
+    check_error(changed, "--pack false differs from the run being resumed (true in " + (scratch() / "chat-packed" / "checkpoint-4").string() +
+                             "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
+                             "--validate-every and --checkpoint may change)");
+}
+
+TEST_CASE("--format: bad examples and flags name the file and line, or the flag") {
+    const std::string m = chat_model().string();
+    check_error({"train", model().string(), "--data", text().string(), "--pack"},
+                "--pack and --mask-prompt read supervised examples: they need --format");
+    check_error({"train", m, "--data", chats().string(), "--format", "dialogue"},
+                "--format: unknown data format \"dialogue\" (the formats are text, completion and chat)");
+    check_error({"train", model().string(), "--data", chats().string(), "--format", "chat"},
+                "--format chat: " + model().string() +
+                    ": no chat template (neither chat_template.jinja nor a chat_template in tokenizer_config.json)");
+    const fs::path bad = scratch() / "bad.jsonl";
+    write_text(bad, "{\"prompt\": \"1+1?\", \"completion\": \"2\"}\n{\"prompt\": \"2+2?\"}\n");
+    check_error({"train", m, "--data", bad.string(), "--format", "completion"}, bad.string() + ":2: no \"completion\" field");
+    check_error({"train", m, "--data", chats().string(), "--format", "chat", "--seq", "64", "--batch", "50"},
+                chats().string() + ": 40 examples make less than one step of 50 examples (--batch x --accumulate) in 1 epoch(s); "
+                                   "give more data, more --epochs, or --steps");
+}

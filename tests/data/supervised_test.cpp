@@ -82,14 +82,27 @@ TEST_CASE("supervised examples: text, completion and chat, labelled on the answe
         CHECK(labelled_texts(e, tokenizer) == std::vector<std::string>{" 4, of course."});
     }
     SUBCASE("text: every token labelled; long examples cut and counted") {
-        write_lines(file, R"({"text": "one two three four five six seven"})" "\n" R"({"text": "short"})");  // no final newline
+        write_lines(file, R"({"text": "one two three four five six seven"})" "\n" R"({"text": "a short one"})");  // no final newline
         const data::SupervisedExamples ex =
             data::read_supervised(file, tokenizer, nullptr, {.format = data::SupervisedFormat::text, .max_tokens = 3});
         REQUIRE(ex.examples.size() == 2);
         CHECK(ex.cut == 1);
         CHECK(ex.examples[0].input_ids.size() == 3);
         CHECK(ex.examples[0].labels == ex.examples[0].input_ids);
-        CHECK(ex.examples[1].input_ids == tokenizer.encode_with_special_tokens("short"));
+        CHECK(ex.examples[1].input_ids == tokenizer.encode_with_special_tokens("a short one"));
+    }
+    SUBCASE("completion: an answer cut away entirely leaves the example out, counted; all of them is an error") {
+        write_lines(file, R"({"prompt": "Q: What is 2+2? Think it over carefully.", "completion": " 4."})" "\n"
+                          R"({"prompt": "Q:", "completion": " 5."})" "\n");
+        const data::SupervisedOptions options{.format = data::SupervisedFormat::completion, .max_tokens = 6};
+        const data::SupervisedExamples ex = data::read_supervised(file, tokenizer, nullptr, options);
+        CHECK(ex.unlabelled == 1);
+        CHECK(ex.cut == 1);
+        REQUIRE(ex.examples.size() == 1);
+        CHECK(labelled_texts(ex.examples[0], tokenizer) == std::vector<std::string>{" 5."});
+        write_lines(file, R"({"prompt": "Q: What is 2+2? Think it over carefully.", "completion": " 4."})" "\n");
+        CHECK_THROWS_WITH_AS(data::read_supervised(file, tokenizer, nullptr, options),
+                             (file.string() + ": no example has a labelled token within its first 6 tokens").c_str(), FormatError);
     }
     SUBCASE("bad lines: the file and line number") {
         const auto error = [&](const std::string& text, data::SupervisedFormat format) {

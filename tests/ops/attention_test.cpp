@@ -52,7 +52,16 @@ struct Case {
     float p;
     std::size_t kv_heads = 0;  // 0: H (no grouping)
     std::size_t window = 0;    // with combined masks (the Llama family's)
+    bool sequences = false;    // several sequences packed into each row (SoftmaxMask::key_start)
 };
+
+// Packed sequences of uneven lengths: row b is cut every 37 + 11·b positions.
+IdTensor key_starts(std::size_t B, std::size_t T) {
+    IdTensor s = IdTensor::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t) s(b, t) = static_cast<std::int64_t>(t - t % (37 + 11 * b));
+    return s;
+}
 
 // k (B, T, Hkv·D) with each kv head repeated for its H / Hkv query heads: HF's repeat_kv.
 Var repeat_kv(const Var& k, std::size_t H, std::size_t D) {
@@ -77,8 +86,9 @@ void check(const Case& c) {
             for (std::size_t j = 0; j < 5; ++j) padding(1, j) = 0.0f;  // left padding: rows at the start see only padding
     }
     const bool combined = c.kv_heads || c.window;
+    const IdTensor starts = key_starts(c.B, c.Tq);
     const ops::SoftmaxMask mask{.causal = c.causal, .key_padding = c.padded ? &padding : nullptr, .window = c.window,
-                                .combined = combined};
+                                .combined = combined, .key_start = c.sequences ? &starts : nullptr};
     Tensor weights = randn({c.B, c.Tq, c.C}, 4);
     // Rows that see only padding are uniform whatever the scores: with two masks the fused op sends no
     // gradient from them into q and k, the composed softmax sends its Jacobian's (HF's autograd
@@ -128,8 +138,35 @@ TEST_CASE("fused attention equals the composed ops") {
         {"one kv head (MQA), causal, dropout 0.2, D = 16", 2, 70, 70, 64, 4, true, false, false, 0.2f, 1},
         {"grouped, sliding window 40 (shorter than the sequence), padding", 2, 100, 100, 96, 6, true, true, false, 0.0f, 3, 40},
         {"packed, sliding window 7, causal", 1, 50, 50, 64, 2, true, false, true, 0.0f, 0, 7},
+        {"packed qkv, packed sequences, D = 32", 2, 150, 150, 128, 4, true, false, true, 0.0f, 0, 0, true},
+        {"grouped, packed sequences, window 20, dropout 0.1", 2, 100, 100, 96, 6, true, false, false, 0.1f, 3, 20, true},
     };
     for (const Case& c : cases) check(c);
+}
+
+TEST_CASE("fused attention: each packed sequence comes out as if it were alone") {
+    // One row holding sequences of 45, 70 and 35 positions against each run by itself.
+    const std::size_t lengths[] = {45, 70, 35}, T = 150, C = 64, H = 2;
+    const Tensor qkv = randn({1, T, 3 * C}, 21);
+    IdTensor starts = IdTensor::from_shape({1, T});
+    std::size_t at = 0;
+    for (const std::size_t n : lengths) {
+        for (std::size_t t = at; t < at + n; ++t) starts(0, t) = static_cast<std::int64_t>(at);
+        at += n;
+    }
+    ad::NoGrad no_grad;
+    const Tensor packed = ops::attention(Var(qkv), H, {.causal = true, .key_start = &starts}).value();
+    at = 0;
+    for (const std::size_t n : lengths) {
+        CAPTURE(at);
+        Tensor alone_in = empty(Shape{1, n, 3 * C});
+        std::copy_n(qkv.data() + at * 3 * C, n * 3 * C, alone_in.data());
+        const Tensor alone = ops::attention(Var(alone_in), H, {.causal = true}).value();
+        Tensor part = empty(Shape{1, n, C});
+        std::copy_n(packed.data() + at * C, n * C, part.data());
+        CHECK(worst_relative(part, alone) < 1e-6);
+        at += n;
+    }
 }
 
 TEST_CASE("fused attention: rows that see only padding") {
@@ -204,6 +241,17 @@ TEST_CASE("fused attention: generator advance, errors, empty inputs") {
                         ShapeError);
         Tensor bad_mask = full(Shape{2, 4}, 1.0f);
         CHECK_THROWS_AS(ops::attention(Var(zeros(Shape{2, 5, 12})), 2, {.key_padding = &bad_mask}), ShapeError);
+        IdTensor starts = IdTensor::from_shape({2, 5});
+        std::fill(starts.begin(), starts.end(), 0);
+        CHECK_THROWS_WITH_AS(ops::attention(Var(zeros(Shape{2, 5, 12})), 2, {.key_start = &starts}),
+                             "attention: key starts (packed sequences) need the causal mask", ShapeError);
+        starts(1, 2) = 3;  // past its query
+        CHECK_THROWS_WITH_AS(ops::attention(Var(zeros(Shape{2, 5, 12})), 2, {.causal = true, .key_start = &starts}),
+                             "attention: key start 3 of query 2 in batch element 1 is not one of the keys it sees", ShapeError);
+        IdTensor short_starts = IdTensor::from_shape({2, 4});
+        std::fill(short_starts.begin(), short_starts.end(), 0);
+        CHECK_THROWS_WITH_AS(ops::attention(Var(zeros(Shape{2, 5, 12})), 2, {.causal = true, .key_start = &short_starts}),
+                             "attention: key starts must be (batch, queries) = (2, 5), got (2, 4)", ShapeError);
     }
     SUBCASE("no keys: zeros; no queries: empty") {
         const Var y = ops::attention(Var(randn({2, 3, 8}, 1)), Var(zeros(Shape{2, 0, 8})), Var(zeros(Shape{2, 0, 8})), 2);

@@ -74,6 +74,12 @@ inline std::vector<OpCase> op_cases() {
         m(0, 3) = m(0, 4) = 0.0f;
         return m;
     }();
+    static const IdTensor key_start = [] {  // packed sequences: row 0 [0, 2) [2, 5); row 1 [0, 1) [1, 4) [4, 5)
+        IdTensor s = IdTensor::from_shape({2, 5});
+        const std::int64_t starts[] = {0, 0, 2, 2, 2, 0, 1, 1, 1, 4};
+        std::copy(std::begin(starts), std::end(starts), s.data());
+        return s;
+    }();
     static const Tensor condition = [] {  // 1/0, and values where only ≠ 0 counts
         Tensor c = zeros(Shape{3, 4});
         c(0, 0) = c(0, 3) = c(1, 1) = 1.0f;
@@ -169,6 +175,16 @@ inline std::vector<OpCase> op_cases() {
          [](const V& x) {
              return softmax(x[0], {.causal = true, .key_padding = &right_padding, .window = 3, .combined = true});
          }},
+        {"attention packed qkv, causal + packed sequences", {{2, 5, 12}},
+         [](const V& x) { return attention(x[0], 2, {.causal = true, .key_start = &key_start}); }},
+        // Every row keeps a key that is not padding (with window 2, row 0's query 4 would see only padding).
+        {"attention, grouped kv heads, packed sequences + padding + window 3, combined", {{2, 5, 8}, {2, 5, 4}, {2, 5, 4}},
+         [](const V& x) {
+             return attention(x[0], x[1], x[2], 4,
+                              {.causal = true, .key_padding = &right_padding, .window = 3, .combined = true, .key_start = &key_start});
+         }},
+        {"softmax causal, packed sequences (B,H,Tq,Tk)", {{2, 2, 5, 5}},
+         [](const V& x) { return softmax(x[0], {.causal = true, .key_start = &key_start}); }},
         // D = 16 and 32: the vector tiles (several query blocks: tests/ops/attention_test.cpp).
         {"attention packed qkv, causal, D = 16", {{2, 7, 48}}, [](const V& x) { return attention(x[0], 1, {.causal = true}); }},
         {"attention packed qkv, D = 32", {{1, 5, 96}}, [](const V& x) { return attention(x[0], 1); }},

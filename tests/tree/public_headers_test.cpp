@@ -24,6 +24,7 @@ static_assert(known<r::data::Batch>);               // remat/data/dataset.hpp
 static_assert(known<r::data::EncodeProgress>);      // remat/data/encode.hpp
 static_assert(known<r::data::EpochOrder>);          // remat/data/epoch_order.hpp
 static_assert(known<r::data::MaskingRule>);         // remat/data/masking.hpp
+static_assert(known<r::data::PackedExamples>);      // remat/data/packing.hpp
 static_assert(known<r::data::SupervisedExample>);   // remat/data/supervised.hpp
 static_assert(known<r::data::TokenFile>);           // remat/data/token_file.hpp
 static_assert(known<r::dist::GradientReducer>);     // remat/dist/gradient_reducer.hpp

@@ -44,12 +44,16 @@ struct SupervisedOptions {
 struct SupervisedExamples {
     std::vector<SupervisedExample> examples;
     std::size_t cut = 0;  // how many were longer than max_tokens
+    // Left out: no token after the first labelled (within max_tokens), so nothing to learn — a batch
+    // of only such examples would have no loss at all.
+    std::size_t unlabelled = 0;
 };
 
 // The examples of a JSONL file. FormatError "FILE:LINE: …" for a line that is not a JSON object, lacks
 // the format's field or holds a wrong type, has invalid UTF-8, or a conversation the template refuses
 // (its message) or renders so that its assistant turns cannot be found; a file without examples. Blank
-// lines are skipped. `chat` is needed for the chat format only.
+// lines are skipped. `chat` is needed for the chat format only. FormatError also when every example is
+// unlabelled (SupervisedExamples::unlabelled).
 SupervisedExamples read_supervised(const std::filesystem::path& jsonl, const text::Tokenizer& tokenizer,
                                    const text::ChatTemplate* chat, const SupervisedOptions& options);
 

@@ -18,6 +18,13 @@ PaddingMask padding_mask(const IdTensor& attention_mask);
 // Whether an optional id input was given (a default-constructed IdTensor is 0-d).
 inline bool given(const IdTensor& t) { return t.dimension() > 0; }
 
+// Sequences packed into one row, as transformers detects them from position_ids (B, T): a sequence
+// begins at t = 0 and wherever position_ids[t] ≠ position_ids[t − 1] + 1. Its tokens attend only
+// within it (SoftmaxMask::key_start: each token's sequence's first position). Null when every row
+// is one sequence, so unpacked batches take the plain causal path. Shared, as PaddingMask.
+using SequenceStarts = std::shared_ptr<const IdTensor>;
+SequenceStarts sequence_starts(const IdTensor& position_ids);
+
 // q (B, T, C), k and v (B, T', C_kv) -> softmax(q·kᵀ/√D, mask) · v per head, (B, T, C); k and v
 // may hold fewer heads than q (grouped-query attention, ops::attention), and more positions, T' ≥ T
 // (a KV cache: the queries are the last T positions, for the causal mask).

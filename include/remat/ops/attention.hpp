@@ -21,7 +21,7 @@ struct AttentionDropout {
 // may hold fewer heads (grouped-query attention; one head: multi-query): C_kv / D heads, each read
 // by n_head / (C_kv / D) consecutive query heads, as HF's repeat_kv — without the copies. The masks
 // are softmax's (causal: query i sees key j ≤ i + Tk − Tq; key_padding (B, Tk) of 1 attend, 0
-// padding; a sliding window), with the same treatment of rows that see no key (HF's finfo.min
+// padding; a sliding window; the key starts of packed sequences), with the same treatment of rows that see no key (HF's finfo.min
 // arithmetic, SoftmaxMask::combined). Such a row does not depend on the scores: with two masks no
 // gradient flows from it into q or k; with combined masks it sends what HF's autograd sends (the
 // softmax Jacobian at the uniform row), as a left-padded batch's loss does in HF.

@@ -16,10 +16,16 @@ struct SoftmaxMask {
     // true: HF's masking_utils (the Llama family), one mask with every hidden score at finfo.min, so
     // such a row is uniform over all Tk keys.
     bool combined = false;
+    // (B, Tq) of key indices: query q of batch element b sees only keys k ≥ key_start[b, q] — several
+    // sequences packed into one row, each token attending within its own (transformers' packed
+    // sequences). Needs causal; each start at most the query's own position.
+    const IdTensor* key_start = nullptr;
 };
 
-// Throws ShapeError for a window without causal and combined (`op` starts the message).
+// Throws ShapeError for a window without causal and combined, or key starts without causal, not
+// (B, Tq) or past their queries (`op` starts the message).
 void check_window(const SoftmaxMask& mask, const char* op);
+void check_key_start(const SoftmaxMask& mask, std::size_t B, std::size_t Tq, std::size_t Tk, const char* op);
 
 // Masked scores get probability exactly 0. A row whose visible keys are all padding follows HF's
 // finfo.min arithmetic: combined, uniform over all keys; otherwise uniform over the keys hidden by
