@@ -1,5 +1,5 @@
-// Supervised examples packed into rows: the rows' layout (whole examples, positions restarting, the
-// first label of each dropped, padding at the end) and the promise that packing changes the speed,
+// Supervised examples packed into rows: the rows' layout (best-fit decreasing, positions restarting,
+// the first label of each dropped, padding at the end) and the promise that packing changes the speed,
 // not the loss — a packed batch's loss and gradients are the padded batch's, within float rounding,
 // on GPT-2 and Llama; checkpointed blocks give the packed batch's bits.
 #include <doctest/doctest.h>
@@ -57,16 +57,16 @@ double worst_gap(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-TEST_CASE("packed examples: whole examples per row, positions restart, the first label dropped") {
+TEST_CASE("packed examples: best-fit decreasing, positions restart, the first label dropped") {
     const data::PackedExamples rows(packing_examples(), 12, 0, "examples");
-    // 5 + 9 > 12: [0], [1, 2] (9 + 3), [3, 4] (7 + 2)
+    // Lengths 5 9 3 7 2, longest first into the fullest row that holds it: [9 3] [7 5] [2].
     REQUIRE(rows.size() == 3);
     CHECK(rows.examples() == 5);
     CHECK(rows.padding() == 3 * 12 - 26);
     CHECK(rows.tokens_per_example() == 9);  // 26 tokens over 3 rows, rounded up
 
-    const std::vector<std::uint64_t> second{1};
-    const data::Batch b = rows.batch(second, {});
+    const std::vector<std::uint64_t> first{0};
+    const data::Batch b = rows.batch(first, {});
     const IdTensor &ids = b.id("input_ids"), &labels = b.id("labels"), &positions = b.id("position_ids");
     REQUIRE(ids.shape()[1] == 12);
     CHECK(b.find_id("attention_mask") == nullptr);  // nothing attends to the padding: no mask needed
@@ -79,12 +79,14 @@ TEST_CASE("packed examples: whole examples per row, positions restart, the first
         CHECK(positions(0, t) == want_positions[t]);
         CHECK(labels(0, t) == want_labels[t]);
     }
-    const std::vector<std::uint64_t> first{0};
-    const data::Batch padded = rows.batch(first, {});
-    CHECK(padded.id("input_ids")(0, 5) == 0);  // padding: pad id, unlabelled, positions from 0 again
+    const std::vector<std::uint64_t> second{1};
+    CHECK(rows.batch(second, {}).id("input_ids")(0, 7) == 5);  // the 5-token example after the 7-token one
+    const std::vector<std::uint64_t> last{2};
+    const data::Batch padded = rows.batch(last, {});
+    CHECK(padded.id("input_ids")(0, 2) == 0);  // padding: pad id, unlabelled, positions from 0 again
     CHECK(padded.id("labels")(0, 11) == data::ignore_label);
-    CHECK(padded.id("position_ids")(0, 5) == 0);
-    CHECK(padded.id("position_ids")(0, 11) == 6);
+    CHECK(padded.id("position_ids")(0, 2) == 0);
+    CHECK(padded.id("position_ids")(0, 11) == 9);
 
     CHECK_THROWS_WITH_AS(data::PackedExamples(packing_examples(), 8, 0, "long"),
                          "long: example 1 has 9 tokens, more than a packed row of 8", ValueError);

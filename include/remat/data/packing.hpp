@@ -1,7 +1,7 @@
 #pragma once
-// Supervised examples packed into rows of `seq` tokens, as torchtune's PackedDataset and TRL's
-// padding-free packing do it: whole examples one after another in the file's order, a row closed when
-// the next example does not fit, the rest of it padding. Each example's position_ids restart at 0, so
+// Supervised examples packed into rows of `seq` tokens, as TRL's SFTTrainer packs them by default
+// (packing_strategy "bfd"): whole examples, longest first, each into the fullest row it still fits
+// (best-fit decreasing; ties to the earlier row), the rest of a row padding. Each example's position_ids restart at 0, so
 // the model keeps the examples apart (nn::sequence_starts: no token attends across into another
 // example, positions as if alone): packing changes how fast a run goes, not its loss. An example's
 // first label is dropped, as it would be predicted from the example before it.
@@ -39,7 +39,7 @@ private:
     std::size_t seq_;
     std::int64_t pad_id_;
     std::string name_;
-    std::vector<std::size_t> rows_;  // row r holds examples [rows_[r], rows_[r + 1]) (the last: to the end)
+    std::vector<std::vector<std::size_t>> rows_;  // each row's examples, in order
     std::size_t mean_tokens_ = 0, padding_ = 0;
 };
 
