@@ -770,3 +770,25 @@ TEST_CASE("--format: bad examples and flags name the file and line, or the flag"
                 chats().string() + ": 40 examples make less than one step of 50 examples (--batch x --accumulate) in 1 epoch(s); "
                                    "give more data, more --epochs, or --steps");
 }
+
+TEST_CASE("mpirun -np 2 on packed chat examples with a LoRA adapter is bitwise one process with --accumulate 2") {
+    const auto args = [](const fs::path& out, const char* accumulate) {
+        auto a = chat_run_args(out, true);
+        a.insert(a.end(), {"--accumulate", accumulate, "--lora", "r=4,alpha=8,dropout=0.1"});
+        return a;
+    };
+    const fs::path one = scratch() / "chat-lora-one", two = scratch() / "chat-lora-two";
+    const Result single = run_remat(args(one, "2"));
+    CAPTURE(single.err);
+    REQUIRE(single.code == 0);
+    Result r;
+    {
+        UnderMpirun two_ranks(2);
+        r = run_remat(args(two, "1"));
+    }
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    REQUIRE(fs::exists(one / "adapter_model.safetensors"));
+    CHECK(read_text(two / "adapter_model.safetensors") == read_text(one / "adapter_model.safetensors"));
+    CHECK(computed(two.string() + ".jsonl") == computed(one.string() + ".jsonl"));
+}
