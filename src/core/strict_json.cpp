@@ -26,7 +26,7 @@ std::string escaped(const std::string& key) {
 }
 
 // Builds the value from nlohmann's SAX events (its parser is iterative; only the DOM it would build
-// itself is unbounded), refusing what parse() documents.
+// itself is unbounded), refusing what parse() documents and handing streamed containers' members over.
 template <class Json>
 class Builder final : public nlohmann::json_sax<Json> {
 public:
@@ -35,6 +35,8 @@ public:
     using typename nlohmann::json_sax<Json>::number_float_t;
     using typename nlohmann::json_sax<Json>::string_t;
     using typename nlohmann::json_sax<Json>::binary_t;
+
+    explicit Builder(std::span<Streamed<Json>> streamed) : streamed_(streamed) {}
 
     Json root;
     std::string problem;  // why parsing stopped
@@ -55,7 +57,7 @@ public:
 
     bool key(string_t& k) override {
         Open& object = open_.back();
-        if (!object.keys.insert(k).second) {
+        if (!(object.stream && object.stream->take_refuses_repeats) && !object.keys.insert(k).second) {
             problem = "duplicate key " + in_quotes(k) + where();
             return false;
         }
@@ -70,49 +72,80 @@ public:
     }
 
 private:
+    // Where a value sits in its parent: a member's key or an element's index. Named only for messages.
+    struct Place {
+        std::string key;  // of an object's member
+        std::size_t index = 0;
+        bool element = false;  // of an array
+        std::string name() const { return element ? "[" + std::to_string(index) + "]" : escaped(key); }
+    };
     struct Open {
         Json* value;
-        std::string name;                      // how where() names it: "vocab", "[3]"
+        Place place;
         std::unordered_set<std::string> keys;  // of an object
+        Streamed<Json>* stream = nullptr;      // members go to stream->take instead of into value
+        std::size_t count = 0;                 // members so far
     };
+    std::span<Streamed<Json>> streamed_;
     std::vector<Open> open_;
     std::string key_;
+    Json member_;  // a streamed container's member while it is being built
 
     // " in model.vocab" for a key inside root["model"]["vocab"]; "" at the top level.
     std::string where() const {
         std::string path;
-        for (std::size_t i = 1; i < open_.size(); ++i)
-            path += (path.empty() || open_[i].name.starts_with('[') ? "" : ".") + open_[i].name;
+        for (std::size_t i = 1; i < open_.size(); ++i) path += dotted(path, open_[i].place);
         return path.empty() ? std::string() : " in " + path;
     }
+    static std::string dotted(const std::string& path, const Place& place) {
+        return (path.empty() || place.element ? "" : ".") + place.name();
+    }
 
-    // Appends v to the innermost open container (or makes it the root) and returns where it lives,
-    // with the name where() gives it. The address stays valid while v is open: its parent gets no new
-    // member until v is closed.
-    std::pair<Json*, std::string> insert(Json v) {
+    // Where the next value goes in the innermost open container.
+    Place next_place() {
+        if (open_.empty()) return {};
+        Open& parent = open_.back();
+        const bool element = !parent.value->is_object();
+        Place place{element ? std::string() : std::move(key_), parent.count++, element};
+        return place;
+    }
+
+    // Appends v to the innermost open container (or makes it the root, or hands it to a stream when
+    // complete) and returns where it lives. The address stays valid while v is open: its parent gets no
+    // new member until v is closed.
+    Json* insert(Json v, const Place& place) {
         if (open_.empty()) {
             root = std::move(v);
-            return {&root, {}};
+            return &root;
         }
-        Json& parent = *open_.back().value;
-        if (parent.is_array()) {
-            auto& elements = parent.template get_ref<typename Json::array_t&>();
+        Open& parent = open_.back();
+        if (parent.stream) {
+            member_ = std::move(v);
+            if (member_.is_structured()) return &member_;  // handed over when it closes
+            hand_over(parent, place);
+            return nullptr;
+        }
+        if (parent.value->is_array()) {
+            auto& elements = parent.value->template get_ref<typename Json::array_t&>();
             elements.push_back(std::move(v));
-            return {&elements.back(), "[" + std::to_string(elements.size() - 1) + "]"};
+            return &elements.back();
         }
-        auto& members = parent.template get_ref<typename Json::object_t&>();
-        std::string name = escaped(key_);
+        auto& members = parent.value->template get_ref<typename Json::object_t&>();
         if constexpr (requires { typename Json::object_t::Container; }) {
             // ordered_map's own insert searches linearly; keys are already known to be unique.
             auto& list = static_cast<typename Json::object_t::Container&>(members);
-            list.emplace_back(std::move(key_), std::move(v));
-            return {&list.back().second, std::move(name)};
+            list.emplace_back(place.key, std::move(v));
+            return &list.back().second;
         } else {
-            return {&members.emplace(std::move(key_), std::move(v)).first->second, std::move(name)};
+            return &members.emplace(place.key, std::move(v)).first->second;
         }
     }
+    void hand_over(Open& parent, const Place& place) {
+        parent.stream->take(place.element ? nullptr : &place.key, place.index, std::move(member_));
+        member_ = Json();
+    }
     bool put(Json v) {
-        insert(std::move(v));
+        insert(std::move(v), next_place());
         return true;
     }
     bool open(Json container) {
@@ -120,12 +153,23 @@ private:
             problem = "nested deeper than " + std::to_string(max_depth) + " levels";
             return false;
         }
-        auto [value, name] = insert(std::move(container));
-        open_.push_back({value, std::move(name), {}});
+        Place place = next_place();
+        Streamed<Json>* stream = nullptr;
+        if (!streamed_.empty() && !open_.empty() && !open_.back().stream && open_.size() <= 3) {
+            std::string path;
+            for (std::size_t i = 1; i < open_.size(); ++i) path += dotted(path, open_[i].place);
+            path += dotted(path, place);
+            for (Streamed<Json>& s : streamed_)
+                if (s.path == path && s.object == container.is_object()) stream = &s, s.seen = true;
+        }
+        Json* value = insert(std::move(container), place);
+        open_.push_back({value, std::move(place), {}, stream});
         return true;
     }
     bool close() {
+        Open closed = std::move(open_.back());
         open_.pop_back();
+        if (!open_.empty() && open_.back().stream) hand_over(open_.back(), closed.place);
         return true;
     }
 };
@@ -133,10 +177,10 @@ private:
 }  // namespace
 
 template <class Json>
-Json parse(std::string_view text, const std::string& source) {
+Json parse(std::string_view text, const std::string& source, std::span<Streamed<Json>> streamed) {
     if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
         throw Error(source + ": not valid JSON: NUL byte at offset " + std::to_string(nul), 0);
-    Builder<Json> builder;
+    Builder<Json> builder(streamed);
     if (!Json::sax_parse(text.begin(), text.end(), &builder, Json::input_format_t::json, /*strict=*/true,
                          /*ignore_comments=*/false))
         throw Error(source + ": " + builder.problem, builder.syntax_byte);
@@ -148,8 +192,9 @@ Json read(const std::filesystem::path& path, std::size_t max_bytes, std::string_
     return parse<Json>(read_file(path, max_bytes, what), path.string());
 }
 
-template nlohmann::json parse<nlohmann::json>(std::string_view, const std::string&);
-template nlohmann::ordered_json parse<nlohmann::ordered_json>(std::string_view, const std::string&);
+template nlohmann::json parse<nlohmann::json>(std::string_view, const std::string&, std::span<Streamed<nlohmann::json>>);
+template nlohmann::ordered_json parse<nlohmann::ordered_json>(std::string_view, const std::string&,
+                                                              std::span<Streamed<nlohmann::ordered_json>>);
 template nlohmann::json read<nlohmann::json>(const std::filesystem::path&, std::size_t, std::string_view);
 template nlohmann::ordered_json read<nlohmann::ordered_json>(const std::filesystem::path&, std::size_t, std::string_view);
 

@@ -11,6 +11,8 @@
 //     nlohmann's recursive copy, comparison, dump or destructor to overflow the stack.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,23 @@ struct Error : FormatError {
 // HF's deepest files (a tokenizer.json's normalizer sequences) nest under a dozen levels.
 inline constexpr std::size_t max_depth = 64;
 
+// A container read as a stream: the members (or elements) of the object (or array) at `path` are handed
+// to `take` one by one as they are read, and the container is left empty in the parsed value — for the
+// large flat tables of big files (a tokenizer's vocabulary and merges), whose nodes would cost several
+// times the parse. A container of the other kind at the path is parsed as usual (the caller's check of
+// the value then names it). Every rule of parse() still holds inside, duplicate keys included.
+template <class Json>
+struct Streamed {
+    std::string path;  // as messages name it: "model.vocab"
+    bool object;       // stream an object (members with their keys) or an array (elements, key null)
+    // The member's key (null for an array's element), its position, its value. May throw.
+    std::function<void(const std::string* key, std::size_t index, Json&& value)> take;
+    // take refuses a repeated key itself, with parse()'s message ("duplicate key "x" in model.vocab"), so
+    // the builder need not keep a copy of every key.
+    bool take_refuses_repeats = false;
+    bool seen = false;  // set when a container of the kind was streamed
+};
+
 // The value `text` holds. Throws Error "<source>: <problem>", the problem one of
 //   "not valid JSON: <the parser's message>"    (syntax, a number out of range, bytes after the value)
 //   "not valid JSON: NUL byte at offset <n>"
@@ -39,7 +58,7 @@ inline constexpr std::size_t max_depth = 64;
 // Keys in messages are escaped (remat::in_quotes): a file cannot forge a line of output.
 // Json is nlohmann::json or nlohmann::ordered_json (keys in file order).
 template <class Json>
-Json parse(std::string_view text, const std::string& source);
+Json parse(std::string_view text, const std::string& source, std::span<Streamed<Json>> streamed = {});
 
 // remat::read_file(path, max_bytes, what) — a regular file, bounded in size — then parse(), the
 // source being the path.

@@ -1,12 +1,43 @@
 #include "src/text/bpe.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <string>
 
 #include "remat/core/error.hpp"
 
 namespace remat::text::detail {
+
+void MergeTable::reserve(std::size_t n) {
+    std::size_t capacity = 16;
+    while (3 * capacity < 4 * n) capacity *= 2;
+    if (capacity <= slots_.size()) return;
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    shift_ = 64 - std::countr_zero(capacity);
+    size_ = 0;
+    for (const Slot& s : old)
+        if (s.key != empty) set(static_cast<std::int32_t>(s.key >> 32), static_cast<std::int32_t>(s.key & 0xFFFFFFFFu), s.merge);
+}
+
+void MergeTable::set(std::int32_t left, std::int32_t right, Merge merge) {
+    if (4 * (size_ + 1) > 3 * slots_.size()) reserve(2 * (size_ + 1));
+    const std::uint64_t key = pair_key(left, right);
+    for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
+        Slot& s = slots_[i];
+        if (s.key == key) {
+            s.merge = merge;
+            return;
+        }
+        if (s.key == empty) {
+            s = {key, merge};
+            ++size_;
+            return;
+        }
+    }
+}
 
 // HF's GPT2Tokenizer.bpe (encoder.py's Encoder.bpe) repeats: take the lowest-ranked pair in the word,
 // merge *all* its occurrences left to right in one pass, recompute the pairs. Here, in O(n log n): a

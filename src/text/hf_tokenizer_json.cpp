@@ -26,9 +26,8 @@ void expect_no_effect(const json& object, const char* key, std::initializer_list
     fail(where, std::string(key) + " " + excerpt(object[key]) + " is not supported");
 }
 
-// model.vocab, after checking that the model is one remat reads.
-Vocabulary read_model_vocabulary(const json& root, const std::string& file) {
-    if (!root.contains("model") || !root["model"].is_object()) fail(file, "no \"model\" object");
+// Checks that the model is one remat reads, with its vocabulary and merges.
+void check_model(const json& root, const std::string& file, ModelTables& tables) {
     const json& model = root["model"];
     const std::string where = file + ": model";
     const std::string type = model.contains("type") ? type_of(model, where) : "BPE";  // tokenizers infers BPE from its fields
@@ -40,14 +39,14 @@ Vocabulary read_model_vocabulary(const json& root, const std::string& file) {
     expect_no_effect(model, "end_of_word_suffix", {""}, where);
     if (!model.contains("vocab")) fail(where, "no \"vocab\"");
     if (!model.contains("merges")) fail(where, "no \"merges\"");
-    return read_vocabulary(model["vocab"], where + ".vocab");
+    tables.check(model, file);
 }
 
 // The rest of the model; takes the vocabulary's map.
-HfBpe read_model(const json& root, const std::string& file, Vocabulary& vocab) {
+HfBpe read_model(const json& root, const std::string& file, ModelTables& tables) {
     const json& model = root["model"];
     const std::string where = file + ": model";
-    const std::vector<MergeText> merge_texts = read_merges_json(model["merges"], where + ".merges");
+    Vocabulary& vocab = tables.vocab;
     HfBpe bpe;
     bpe.fuse_unk = bool_field(model, "fuse_unk", false, where);
     bpe.byte_fallback = bool_field(model, "byte_fallback", false, where);
@@ -64,7 +63,8 @@ HfBpe read_model(const json& root, const std::string& file, Vocabulary& vocab) {
         auto it = vocab.id_of.find(name);
         bpe.byte_tokens[b] = it == vocab.id_of.end() ? -1 : it->second;
     }
-    bpe.merges = resolve_merges(vocab, merge_texts, "model.vocab");
+    bpe.merges = resolve_merges(vocab, tables.merges, "model.vocab", tables.merge_where());
+    tables.merges = {};
     bpe.id_of = std::move(vocab.id_of);
     vocab = {};
     return bpe;
@@ -163,14 +163,14 @@ std::optional<std::int32_t> HfTables::id_of(std::string_view token) const {
 
 std::shared_ptr<const HfTables> read_hf_tokenizer(const fs::path& tokenizer_json, const std::optional<fs::path>& tokenizer_config_json) {
     const std::string file = tokenizer_json.string();
-    const json root = read_json(tokenizer_json);
-    if (!root.is_object()) fail(file, "expected a JSON object, got " + excerpt(root));
+    ModelTables tables;
+    const json root = read_tokenizer_json_file(tokenizer_json, tables);
     auto t = std::make_shared<HfTables>();
     t->source = tokenizer_json.filename().string();
 
-    Vocabulary vocab = read_model_vocabulary(root, file);
-    std::vector<AddedToken> added = read_added_tokens(root, vocab, file);
-    t->model = read_model(root, file, vocab);
+    check_model(root, file, tables);
+    std::vector<AddedToken> added = read_added_tokens(root, tables.vocab, file);
+    t->model = read_model(root, file, tables);
     const json null;
     t->normalizers = read_normalizers(root.value("normalizer", null), file + ": normalizer");
     t->pre_tokenizers = read_pre_tokenizers(root.value("pre_tokenizer", null), file + ": pre_tokenizer");

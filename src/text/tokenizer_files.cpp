@@ -11,6 +11,8 @@
 
 #include "src/core/strict_json.hpp"
 
+#include <array>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -56,19 +58,25 @@ std::string read_file(const fs::path& file) { return remat::read_file(file, max_
 
 json read_json(const fs::path& file) { return parse_json(file, read_file(file)); }
 
+namespace {
+
+// Gives a token of the vocabulary its id, value; the token is already a key of v.id_of.
+void assign_id(Vocabulary& v, std::pair<const std::string, std::int32_t>& entry, const json& value, const std::string& where) {
+    if (!value.is_number_unsigned() || value.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())
+        fail(where, "token id " + excerpt(value) + " of " + in_quotes(entry.first) + " is not an integer in [0, 2^31)");
+    entry.second = static_cast<std::int32_t>(value.get<std::uint64_t>());
+    if (auto [other, fresh] = v.token_of.emplace(entry.second, &entry.first); !fresh)
+        fail(where, "tokens " + in_quotes(*other->second) + " and " + in_quotes(entry.first) + " both have id " + std::to_string(entry.second));
+}
+
+}  // namespace
+
 Vocabulary read_vocabulary(const json& object, const std::string& where) {
     if (!object.is_object()) fail(where, "expected a JSON object of token -> id, got " + excerpt(object));
     Vocabulary v;
     v.id_of.reserve(object.size());
     v.token_of.reserve(object.size());
-    for (const auto& [token, value] : object.items()) {
-        if (!value.is_number_unsigned() || value.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())
-            fail(where, "token id " + excerpt(value) + " of " + in_quotes(token) + " is not an integer in [0, 2^31)");
-        const auto id = static_cast<std::int32_t>(value.get<std::uint64_t>());
-        auto [entry, _] = v.id_of.emplace(token, id);  // keys are unique: parse_json checked
-        if (auto [other, fresh] = v.token_of.emplace(id, &entry->first); !fresh)
-            fail(where, "tokens " + in_quotes(*other->second) + " and " + in_quotes(token) + " both have id " + std::to_string(id));
-    }
+    for (const auto& [token, value] : object.items()) assign_id(v, *v.id_of.emplace(token, 0).first, value, where);  // keys are unique: parse_json checked
     return v;
 }
 
@@ -77,7 +85,7 @@ std::optional<MergeText> split_merge(std::string_view line) {
     const std::size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() || line.find(' ', space + 1) != std::string_view::npos)
         return std::nullopt;
-    return MergeText{std::string(line.substr(0, space)), std::string(line.substr(space + 1)), {}};
+    return MergeText{std::string(line.substr(0, space)), std::string(line.substr(space + 1)), 0};
 }
 
 namespace {
@@ -103,7 +111,7 @@ std::vector<MergeText> read_merges_txt(const fs::path& file) {
         if (!is_utf8(lines[i])) fail(where, "not valid UTF-8");
         auto merge = split_merge(lines[i]);
         if (!merge) fail(where, in_quotes(lines[i]) + " is not two symbols separated by one space");
-        merge->where = where;
+        merge->position = i + 1;
         merges.push_back(std::move(*merge));
     }
     return merges;
@@ -111,37 +119,41 @@ std::vector<MergeText> read_merges_txt(const fs::path& file) {
 
 }  // namespace
 
+MergeText merge_of(const json& m, std::size_t index, const std::string& where) {
+    std::optional<MergeText> merge;
+    if (m.is_string())  // tokenizers < 0.20: "a b"
+        merge = split_merge(m.get_ref<const std::string&>());
+    else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string() && !m[0].empty() && !m[1].empty())
+        merge = MergeText{m[0].get<std::string>(), m[1].get<std::string>(), 0};  // ["a", "b"]
+    if (!merge) fail(where + "[" + std::to_string(index) + "]", excerpt(m) + " is not two symbols, as \"a b\" or [\"a\", \"b\"]");
+    merge->position = index;
+    return std::move(*merge);
+}
+
 std::vector<MergeText> read_merges_json(const json& array, const std::string& where) {
     if (!array.is_array()) fail(where, "expected a list of merges, got " + excerpt(array));
     std::vector<MergeText> merges;
     merges.reserve(array.size());
-    for (std::size_t i = 0; i < array.size(); ++i) {
-        const json& m = array[i];
-        std::optional<MergeText> merge;
-        if (m.is_string())  // tokenizers < 0.20: "a b"
-            merge = split_merge(m.get_ref<const std::string&>());
-        else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string() && !m[0].empty() && !m[1].empty())
-            merge = MergeText{m[0].get<std::string>(), m[1].get<std::string>(), {}};  // ["a", "b"]
-        const std::string here = where + "[" + std::to_string(i) + "]";
-        if (!merge) fail(here, excerpt(m) + " is not two symbols, as \"a b\" or [\"a\", \"b\"]");
-        merge->where = here;
-        merges.push_back(std::move(*merge));
-    }
+    for (std::size_t i = 0; i < array.size(); ++i) merges.push_back(merge_of(array[i], i, where));
     return merges;
 }
 
-MergeTable resolve_merges(const Vocabulary& vocab, const std::vector<MergeText>& merges, const std::string& vocab_name) {
+MergeTable resolve_merges(const Vocabulary& vocab, const std::vector<MergeText>& merges, const std::string& vocab_name,
+                          const std::function<std::string(std::size_t position)>& where) {
     auto id = [&](const MergeText& m, const std::string& token, const std::string& what) {
         auto it = vocab.id_of.find(token);
-        if (it == vocab.id_of.end()) fail(m.where, in_quotes(m.left + " " + m.right) + ": " + what + in_quotes(token) + " is not in " + vocab_name);
+        if (it == vocab.id_of.end())
+            fail(where(m.position), in_quotes(m.left + " " + m.right) + ": " + what + in_quotes(token) + " is not in " + vocab_name);
         return it->second;
     };
     MergeTable table;
     table.reserve(merges.size());
+    std::string joined;
     for (std::size_t rank = 0; rank < merges.size(); ++rank) {
         const MergeText& m = merges[rank];
-        const std::int32_t left = id(m, m.left, ""), right = id(m, m.right, ""), merged = id(m, m.left + m.right, "the merged token ");
-        table[pair_key(left, right)] = {static_cast<std::int32_t>(rank), merged};  // a repeat takes the later rank, in both readers of HF's
+        joined.assign(m.left).append(m.right);
+        const std::int32_t left = id(m, m.left, ""), right = id(m, m.right, ""), merged = id(m, joined, "the merged token ");
+        table.set(left, right, {static_cast<std::int32_t>(rank), merged});  // a repeat takes the later rank, in both readers of HF's
     }
     return table;
 }
@@ -151,7 +163,8 @@ namespace {
 // Resolves the merges and bytes against the vocabulary. vocab_where starts messages about the vocabulary
 // ("x/vocab.json", "x/tokenizer.json: model.vocab"); vocab_name ends those about a merge ("vocab.json").
 std::shared_ptr<const Gpt2Tables> build(const Vocabulary& vocab, const std::string& vocab_where, const std::string& vocab_name,
-                                        const std::vector<MergeText>& merges, std::vector<AddedToken> added, std::string source) {
+                                        const std::vector<MergeText>& merges, const std::function<std::string(std::size_t)>& merge_where,
+                                        std::vector<AddedToken> added, std::string source) {
     auto t = std::make_shared<Gpt2Tables>();
     t->source = std::move(source);
 
@@ -159,7 +172,7 @@ std::shared_ptr<const Gpt2Tables> build(const Vocabulary& vocab, const std::stri
         auto it = vocab.id_of.find(token);
         return it == vocab.id_of.end() ? std::optional<std::int32_t>() : it->second;
     };
-    t->merges = resolve_merges(vocab, merges, vocab_name);
+    t->merges = resolve_merges(vocab, merges, vocab_name, merge_where);
 
     std::vector<int> missing;
     for (int b = 0; b < 256; ++b) {
@@ -199,6 +212,41 @@ void expect_default(const json& object, const char* key, const json& allowed, co
 }
 
 }  // namespace
+
+json read_tokenizer_json_file(const fs::path& tokenizer_json, ModelTables& tables) {
+    const std::string file = tokenizer_json.string();
+    tables.file = file;
+    const std::string merges_where = file + ": model.merges";
+    std::array<strict_json::Streamed<json>, 2> streamed = {
+        strict_json::Streamed<json>{"model.vocab", true,
+                                    [&](const std::string* token, std::size_t, json&& id) {
+                                        auto [entry, fresh] = tables.vocab.id_of.emplace(*token, 0);
+                                        if (!fresh) throw FormatError(file + ": duplicate key " + in_quotes(*token) + " in model.vocab");
+                                        tables.vocab_ids.emplace_back(&*entry, std::move(id));  // checked once the file is parsed
+                                    },
+                                    true},
+        strict_json::Streamed<json>{"model.merges", false, [&](const std::string*, std::size_t index, json&& merge) {
+                                        tables.merges.push_back(merge_of(merge, index, merges_where));
+                                    }}};
+    json root = strict_json::parse<json>(read_file(tokenizer_json), file, streamed);
+    tables.vocab_streamed = streamed[0].seen;
+    tables.merges_streamed = streamed[1].seen;
+    if (!root.is_object()) fail(file, "expected a JSON object, got " + excerpt(root));
+    if (!root.contains("model") || !root["model"].is_object()) fail(file, "no \"model\" object");
+    return root;
+}
+
+void ModelTables::check(const json& model, const std::string& where) {
+    for (auto& [entry, id] : vocab_ids) assign_id(vocab, *entry, id, where + ": model.vocab");
+    vocab_ids = {};
+    // Not streamed: absent, or not of the kind; read_vocabulary and read_merges_json name what it is.
+    if (!vocab_streamed && model.contains("vocab")) (void)read_vocabulary(model["vocab"], where + ": model.vocab");
+    if (!merges_streamed && model.contains("merges")) (void)read_merges_json(model["merges"], where + ": model.merges");
+}
+
+std::function<std::string(std::size_t)> ModelTables::merge_where() const {
+    return [file = file](std::size_t index) { return file + ": model.merges[" + std::to_string(index) + "]"; };
+}
 
 std::vector<AddedToken> read_added_tokens(const json& root, const Vocabulary& vocab, const std::string& file) {
     std::vector<AddedToken> added;
@@ -243,15 +291,15 @@ std::shared_ptr<const Gpt2Tables> read_vocab_and_merges(const fs::path& vocab_js
     // GPT2Tokenizer registers its unk/bos/eos token, "<|endoftext|>", as an added token.
     std::vector<AddedToken> added;
     if (auto it = vocab.id_of.find(std::string(end_of_text)); it != vocab.id_of.end()) added.push_back({it->first, it->second});
-    return build(vocab, vocab_json.string(), vocab_json.filename().string(), merges, std::move(added),
+    const auto line = [&](std::size_t n) { return merges_txt.string() + ":" + std::to_string(n); };
+    return build(vocab, vocab_json.string(), vocab_json.filename().string(), merges, line, std::move(added),
                  vocab_json.filename().string() + " + " + merges_txt.filename().string());
 }
 
 std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const fs::path& tokenizer_json) {
     const std::string file = tokenizer_json.string();
-    const json root = parse_json(tokenizer_json, read_file(tokenizer_json));
-    if (!root.is_object()) fail(file, "expected a JSON object, got " + excerpt(root));
-    if (!root.contains("model") || !root["model"].is_object()) fail(file, "no \"model\" object");
+    ModelTables model_tables;
+    const json root = read_tokenizer_json_file(tokenizer_json, model_tables);
     const json& model = root["model"];
     if (!model.contains("type") || model["type"] != "BPE")
         fail(file, "model.type is " + (model.contains("type") ? excerpt(model["type"]) : std::string("missing")) +
@@ -272,15 +320,17 @@ std::shared_ptr<const Gpt2Tables> read_tokenizer_json(const fs::path& tokenizer_
     if (!model.contains("vocab")) fail(file, "model has no \"vocab\"");
     if (!model.contains("merges")) fail(file, "model has no \"merges\"");
 
-    const Vocabulary vocab = read_vocabulary(model["vocab"], file + ": model.vocab");
-    const std::vector<MergeText> merges = read_merges_json(model["merges"], file + ": model.merges");
+    model_tables.check(model, file);
+    const Vocabulary& vocab = model_tables.vocab;
+    const std::vector<MergeText>& merges = model_tables.merges;
     std::vector<AddedToken> added = read_added_tokens(root, vocab, file);
     for (std::size_t i = 0; i < added.size(); ++i)
         for (const auto& [set, flag] : {std::pair{added[i].lstrip, "lstrip"}, {added[i].rstrip, "rstrip"}, {added[i].single_word, "single_word"}})
             if (set)
                 fail(file + ": added_tokens[" + std::to_string(i) + "]",
                      in_quotes(added[i].content) + " has " + flag + " true, which is not supported (GPT-2's added tokens match literally)");
-    return build(vocab, file + ": model.vocab", "model.vocab", merges, std::move(added), tokenizer_json.filename().string());
+    return build(vocab, file + ": model.vocab", "model.vocab", merges, model_tables.merge_where(), std::move(added),
+                 tokenizer_json.filename().string());
 }
 
 }  // namespace remat::text::detail
