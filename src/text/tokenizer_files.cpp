@@ -16,6 +16,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include "remat/core/error.hpp"
@@ -138,13 +139,53 @@ std::vector<MergeText> read_merges_json(const json& array, const std::string& wh
     return merges;
 }
 
+namespace {
+
+// The vocabulary's ids by token, flat: resolving Llama 3's 280,147 merges looks up 840,441 tokens, and
+// each lookup in the node-based id_of costs several cache misses. Open addressing, at most half full;
+// a slot holds the token's hash, so a probe touches a token's text only when the hashes agree.
+class TokenIndex {
+public:
+    explicit TokenIndex(const Vocabulary& vocab) {
+        std::size_t capacity = 16;
+        while (capacity < 2 * vocab.id_of.size()) capacity *= 2;
+        slots_.resize(capacity);
+        mask_ = capacity - 1;
+        for (const auto& [token, id] : vocab.id_of) {
+            const std::size_t h = hash(token);
+            std::size_t i = h & mask_;
+            while (slots_[i].token) i = (i + 1) & mask_;
+            slots_[i] = {h, &token, id};
+        }
+    }
+    const std::int32_t* find(std::string_view token) const {
+        const std::size_t h = hash(token);
+        for (std::size_t i = h & mask_; slots_[i].token; i = (i + 1) & mask_)
+            if (slots_[i].hash == h && *slots_[i].token == token) return &slots_[i].id;
+        return nullptr;
+    }
+
+private:
+    static std::size_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+    struct Slot {
+        std::size_t hash = 0;
+        const std::string* token = nullptr;
+        std::int32_t id = 0;
+    };
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0;
+};
+
+}  // namespace
+
 MergeTable resolve_merges(const Vocabulary& vocab, const std::vector<MergeText>& merges, const std::string& vocab_name,
                           const std::function<std::string(std::size_t position)>& where) {
+    const TokenIndex index(vocab);
     auto id = [&](const MergeText& m, const std::string& token, const std::string& what) {
-        auto it = vocab.id_of.find(token);
-        if (it == vocab.id_of.end())
+        const std::int32_t* found = index.find(token);
+        if (!found)
             fail(where(m.position), in_quotes(m.left + " " + m.right) + ": " + what + in_quotes(token) + " is not in " + vocab_name);
-        return it->second;
+        return *found;
     };
     MergeTable table;
     table.reserve(merges.size());
