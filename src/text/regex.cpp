@@ -1,7 +1,10 @@
 #include "src/text/regex.hpp"
 
+#include <optional>
+
 #include "remat/core/error.hpp"
 #include "remat/core/in_quotes.hpp"
+#include "src/text/newer_unicode.hpp"
 
 namespace remat::text::detail {
 
@@ -27,7 +30,57 @@ pcre2_code* compile_code(std::string_view pattern, std::uint32_t options, const 
     return code;
 }
 
-constexpr std::string_view word_properties = R"(\p{L}\p{M}\p{N}\p{Pc})";
+// \p{NAME} / \P{NAME} (or \pL, \p{^NAME}) at pattern[at], the backslash: its end, name and sense.
+struct Property {
+    std::size_t end = 0;
+    std::string_view name;
+    bool negated = false;
+};
+std::optional<Property> property_at(std::string_view pattern, std::size_t at) {
+    if (at + 2 >= pattern.size() || (pattern[at + 1] != 'p' && pattern[at + 1] != 'P')) return std::nullopt;
+    Property p;
+    p.negated = pattern[at + 1] == 'P';
+    if (pattern[at + 2] != '{') {
+        p.name = pattern.substr(at + 2, 1);
+        p.end = at + 3;
+        return p;
+    }
+    const std::size_t close = pattern.find('}', at + 3);
+    if (close == std::string_view::npos) return std::nullopt;  // PCRE2 names the syntax error
+    p.name = pattern.substr(at + 3, close - at - 3);
+    if (p.name.starts_with('^')) p.name.remove_prefix(1), p.negated = !p.negated;
+    p.end = close + 1;
+    return p;
+}
+
+// A general category with the characters PCRE2's tables lack (src/text/newer_unicode.hpp): inside a
+// class its items.
+std::string category_items(const GeneralCategory& category) { return "\\p{" + category.pcre2_name + "}" + category.newer; }
+
+std::string as_class(const std::string& items, bool negated) { return (negated ? "[^" : "[") + items + "]"; }
+
+// [items \P{X} \P{Y}] (or [^…]), where \P{X} is written as [^x] with x X's items: PCRE2 has no class
+// difference, so it becomes an alternation — (?:[items]|[^x]|[^y]) — or for a negated class the
+// complement, (?:(?![items])(?=[x])[y]).
+std::string class_with_complements(std::string items, const std::vector<std::string>& complements, bool negated) {
+    if (items.starts_with('^')) items = "\\" + items;  // a literal ^, not a negation
+    std::string out = "(?:";
+    if (!negated) {
+        if (!items.empty()) out += as_class(items, false) + "|";
+        for (const std::string& c : complements) out += as_class(c, true) + "|";
+        out.back() = ')';
+        return out;
+    }
+    if (!items.empty()) out += "(?!" + as_class(items, false) + ")";
+    for (std::size_t k = 0; k + 1 < complements.size(); ++k) out += "(?=" + as_class(complements[k], false) + ")";
+    return out + as_class(complements.back(), false) + ")";
+}
+
+std::string word_items() {
+    std::string items;
+    for (const char* name : {"L", "M", "N", "Pc"}) items += category_items(*general_category(name));
+    return items;
+}
 
 }  // namespace
 
@@ -40,29 +93,47 @@ Regex Regex::literal(std::string_view text, const std::string& where) { return R
 Regex Regex::from_oniguruma(std::string_view pattern, const std::string& where) {
     std::string out;
     out.reserve(pattern.size() + 32);
-    bool in_class = false;
+    // The class being read: where its '[' is in `out`, where its items start, whether it is negated, and
+    // the negated categories in it that PCRE2's tables cannot spell (\P{L} less the newer letters).
+    bool in_class = false, negated_class = false;
+    std::size_t class_open = 0, class_items = 0;
+    std::vector<std::string> complements;
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         const char c = pattern[i];
         if (c == '\\' && i + 1 < pattern.size()) {
             const char e = pattern[++i];
+            const auto p = property_at(pattern, i - 1);
+            const auto category = p ? general_category(p->name) : std::nullopt;
             if (e == 's')
                 out += R"(\p{White_Space})";
             else if (e == 'S')
                 out += R"(\P{White_Space})";
             else if (e == 'w')
-                out += in_class ? std::string(word_properties) : "[" + std::string(word_properties) + "]";
+                out += in_class ? word_items() : as_class(word_items(), false);
             else if (e == 'W' && !in_class)
-                out += "[^" + std::string(word_properties) + "]";
+                out += as_class(word_items(), true);
             else if (e == 'W')
-                throw FormatError(where + ": the pattern " + in_quotes(pattern) + " uses \\W inside a character class, which remat does not translate");
+                complements.push_back(word_items());
+            else if (category && category->newer.empty())
+                out += (p->negated ? "\\P{" : "\\p{") + category->pcre2_name + "}";
+            else if (category && !in_class)
+                out += as_class(category_items(*category), p->negated);
+            else if (category && !p->negated)
+                out += category_items(*category);
+            else if (category)
+                complements.push_back(category_items(*category));
             else
                 out += c, out += e;
+            if (category) i = p->end - 1;
             continue;
         }
         if (!in_class && c == '[') {
             in_class = true;
+            class_open = out.size();
             out += c;
-            if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+            negated_class = i + 1 < pattern.size() && pattern[i + 1] == '^';
+            if (negated_class) out += pattern[++i];
+            class_items = out.size();
             if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];  // a leading ']' is literal
             continue;
         }
@@ -74,7 +145,14 @@ Regex Regex::from_oniguruma(std::string_view pattern, const std::string& where) 
                 continue;
             }
         }
-        if (in_class && c == ']') in_class = false;
+        if (in_class && c == ']') {
+            in_class = false;
+            if (!complements.empty()) {
+                out = out.substr(0, class_open) + class_with_complements(out.substr(class_items), complements, negated_class);
+                complements.clear();
+                continue;
+            }
+        }
         out += c;
     }
     return compile(out, where);
