@@ -195,8 +195,11 @@ std::shared_ptr<const HfTables> read_hf_tokenizer(const fs::path& tokenizer_json
             t->raw_added.push_back(std::move(a));
         }
     }
-    for (const std::int64_t id : t->prefix) t->vocab_size = std::max(t->vocab_size, id + 1);
-    for (const std::int64_t id : t->suffix) t->vocab_size = std::max(t->vocab_size, id + 1);
+    // HF's decode would drop such an id silently, and a model has no row for it: refused here.
+    for (const auto* ids : {&t->prefix, &t->suffix})
+        for (const std::int64_t id : *ids)
+            if (!t->token_of.contains(static_cast<std::int32_t>(id)))
+                fail(file + ": post_processor", "special token id " + std::to_string(id) + " is no token's id (neither model.vocab nor added_tokens has it)");
 
     const auto* byte_level = t->pre_tokenizers.size() == 1 ? std::get_if<ByteLevel>(&t->pre_tokenizers[0]) : nullptr;
     t->gpt2_pipeline = t->normalizers.empty() && byte_level && byte_level->use_regex && !byte_level->add_prefix_space && plain_added &&

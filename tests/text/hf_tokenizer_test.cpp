@@ -290,6 +290,13 @@ TEST_CASE("tokenizer.json: what remat does not read is refused by name") {
     CHECK(error({{"post_processor", {{"type", "RobertaProcessing"}}}}) ==
           file + ": post_processor: post-processor \"RobertaProcessing\" is not supported (remat reads TemplateProcessing, ByteLevel and Sequence)");
     CHECK(error({}, {{"dropout", 0.1}}) == file + ": model: dropout 0.1 is not supported");
+    // A template's special token must be a token: found by the template fuzzer (ids it made itself then
+    // failed to decode).
+    const json stray = {{"type", "TemplateProcessing"},
+                        {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {7}}, {"tokens", {"<s>"}}}}}}};
+    CHECK(error({{"post_processor", stray}}) ==
+          file + ": post_processor: special token id 7 is no token's id (neither model.vocab nor added_tokens has it)");
     CHECK(error({{"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}, {"invert", false}}}})
               .starts_with(file + ": pre_tokenizer.pattern: cannot compile the pattern \"(a\": "));
 }
