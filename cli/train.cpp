@@ -437,6 +437,8 @@ int train(const TrainOptions& o) {
     if (!world.is_root()) std::freopen("/dev/null", "w", stdout);  // rank 0 reports for all
     try {
         return train_in(world, o);
+    } catch (const train::RanksDiffer& e) {
+        world.abort_together(e.what(), exit_failure);  // every rank found it: said once
     } catch (const std::bad_alloc&) {
         if (world.uses_mpi()) world.abort("out of memory", exit_failure);  // the other ranks would wait for this one forever
         throw;

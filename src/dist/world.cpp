@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -57,6 +58,13 @@ World::~World() {
 
 void World::abort(const std::string& why, int code) const {
     std::fprintf(stderr, "error: %s%s\n", size_ > 1 ? ("rank " + std::to_string(rank_) + ": ").c_str() : "", why.c_str());
+    end_job(code);
+}
+
+void World::abort_together(const std::string& why, int code) const {
+    if (is_root()) std::fprintf(stderr, "error: %s\n", why.c_str());
+    std::fflush(nullptr);
+    barrier();  // rank 0 has printed before any rank ends (mpirun then stops the rest)
     end_job(code);
 }
 
@@ -140,6 +148,27 @@ std::vector<float> World::all_gather(std::span<const float> mine) const {
     std::vector<float> all(mine.size() * size_);
     MPI_Allgather(mine.data(), as_count(mine.size()), MPI_FLOAT, all.data(), as_count(mine.size()), MPI_FLOAT,
                   MPI_COMM_WORLD);
+    return all;
+}
+
+std::vector<std::string> World::all_gather(const std::string& mine) const {
+    if (size_ == 1) return {mine};
+    const unsigned long long length = mine.size();
+    std::vector<unsigned long long> lengths(size_);
+    MPI_Allgather(&length, 1, MPI_UNSIGNED_LONG_LONG, lengths.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+    std::vector<int> counts(size_), starts(size_);
+    unsigned long long total = 0;
+    for (std::size_t r = 0; r < size_; ++r) {
+        if (total + lengths[r] > static_cast<unsigned long long>(std::numeric_limits<int>::max()))
+            abort("dist::World::all_gather: the ranks' texts exceed 2 GiB together");
+        starts[r] = static_cast<int>(total);
+        counts[r] = static_cast<int>(lengths[r]);
+        total += lengths[r];
+    }
+    std::string joined(total, '\0');
+    MPI_Allgatherv(mine.data(), as_count(mine.size()), MPI_CHAR, joined.data(), counts.data(), starts.data(), MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> all(size_);
+    for (std::size_t r = 0; r < size_; ++r) all[r] = joined.substr(static_cast<std::size_t>(starts[r]), lengths[r]);
     return all;
 }
 

@@ -72,6 +72,37 @@ private:
     std::uint64_t order_epoch_ = 0;
 };
 
+namespace {
+// Ranks started with different arguments would compute different runs and mix them in the sum
+// (or wait forever in a collective the other never calls): refused on every rank before the first
+// step, naming the first difference from rank 0's.
+void check_same_arguments(const dist::World& world, const std::vector<std::pair<std::string, std::string>>& arguments) {
+    using Arguments = std::vector<std::pair<std::string, std::string>>;
+    const auto unpack = [](const std::string& text) {
+        Arguments list;
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t name_end = text.find('\0', at), value_end = text.find('\0', name_end + 1);
+            list.emplace_back(text.substr(at, name_end - at), text.substr(name_end + 1, value_end - name_end - 1));
+            at = value_end + 1;
+        }
+        return list;
+    };
+    std::string mine;
+    for (const auto& [name, value] : arguments) mine += name + '\0' + value + '\0';
+    const std::vector<std::string> all = world.all_gather(mine);
+    const Arguments first = unpack(all[0]);
+    auto shown = [](const Arguments& list, std::size_t i) { return i < list.size() ? list[i].first + " " + list[i].second : "no more arguments"; };
+    for (std::size_t r = 1; r < all.size(); ++r) {
+        const Arguments other = unpack(all[r]);
+        for (std::size_t i = 0; i < std::max(first.size(), other.size()); ++i)
+            if (i >= first.size() || i >= other.size() || first[i] != other[i])
+                throw RanksDiffer("rank " + std::to_string(r) + " was started with " + shown(other, i) + ", rank 0 with " + shown(first, i) +
+                                 ": every rank must be given the same arguments");
+    }
+}
+
+}  // namespace
+
 Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions options)
     : model_(model), data_(data), o_(std::move(options)) {
     if (o_.steps < 1) throw ValueError("a training run needs at least 1 step, got " + std::to_string(o_.steps));
@@ -84,6 +115,7 @@ Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions opt
     if (o_.world) {
         ranks_ = o_.world->size();
         rank_ = o_.world->rank();
+        if (ranks_ > 1) check_same_arguments(*o_.world, o_.arguments);
     }
     model_.set_training(true);
     optimiser_ = model_.trainer_adamw(o_.adamw);

@@ -52,11 +52,16 @@ public:
     double sum_in_rank_order(double value) const;
     // Every rank's `mine` (the same count on each), concatenated in rank order, on every rank.
     std::vector<float> all_gather(std::span<const float> mine) const;
+    // Every rank's text (of any length), in rank order, on every rank.
+    std::vector<std::string> all_gather(const std::string& mine) const;
     void barrier() const;
 
     // Prints "error: [rank R: ]why" on stderr and ends this process with `code` (non-zero) without
     // finalizing MPI; mpirun then stops every other rank and exits non-zero.
     [[noreturn]] void abort(const std::string& why, int code = 1) const;
+    // The same, for an error every rank found alike (ranks started with different arguments): called by
+    // every rank, rank 0 alone prints "error: why", then all end together.
+    [[noreturn]] void abort_together(const std::string& why, int code = 1) const;
 
 private:
     [[noreturn]] void end_job(int code) const;

@@ -73,7 +73,7 @@ struct TrainerOptions {
     std::function<void(const std::filesystem::path& folder)> save_model{};
 
     // What decides the run's bits, by name ("--lr" → "0.001"): saved in each checkpoint, and compared
-    // on resume (ResumeMismatch for a difference).
+    // on resume (ResumeMismatch for a difference) and, under data parallelism, across ranks (RanksDiffer).
     std::vector<std::pair<std::string, std::string>> arguments{};
     // Arguments added since runs were first saved, with the value a saved run without one ran with.
     std::vector<std::pair<std::string, std::string>> added_arguments{};
@@ -96,6 +96,11 @@ struct Diverged : ValueError {
 // A resumed run's argument differs from the saved one's: "--lr 0.001 differs from the run being
 // resumed (0.003 in out/checkpoint-8)".
 struct ResumeMismatch : ValueError {
+    using ValueError::ValueError;
+};
+// Data parallel ranks were given different arguments (TrainerOptions::arguments): "rank 1 was started
+// with --lr 0.002, rank 0 with --lr 0.001: …". Thrown on every rank, before the first step.
+struct RanksDiffer : ValueError {
     using ValueError::ValueError;
 };
 
