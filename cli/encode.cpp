@@ -33,6 +33,11 @@ std::string file_line(const char* what, const data::EncodedFile& f) {
 int encode(const EncodeOptions& o) {
     // Neither output may replace an input (encoding a.txt into a.txt), a device or a folder.
     Reading reading(o.inputs.begin(), o.inputs.end());
+    for (const fs::path& input : o.inputs) {  // a folder's files too: an OUT inside it is one of them once written
+        std::error_code ec;
+        if (fs::is_directory(input, ec))
+            for (fs::path& document : data::list_documents({input})) reading.push_back(std::move(document));
+    }
     for (const fs::path& f : model_folder_files(o.tokdir)) reading.push_back(f);
     check_output_file("--out", o.out, reading);
     if (o.valid_fraction || o.valid_docs) check_output_file("--out", fs::path(o.out).concat(".valid"), reading);

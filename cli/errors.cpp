@@ -46,4 +46,9 @@ void print_warning(std::string_view message) {
     std::fflush(stderr);
 }
 
+std::string out_of_memory_tokenizing(const std::string& source, std::size_t bytes) {
+    return source + ": out of memory tokenizing its " + std::to_string(bytes) +
+           " bytes (a text is held whole, with its pieces and ids: tens of bytes of memory per byte; remat encode streams a large text)";
+}
+
 }  // namespace remat::cli

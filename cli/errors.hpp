@@ -28,4 +28,8 @@ std::string terminal_line(std::string_view message);
 void print_error(std::string_view message);    // "error: <message>" on stderr
 void print_warning(std::string_view message);  // "warning: <message>" on stderr
 
+// "<source>: out of memory tokenizing its N bytes (…)": a text too large for the memory this process
+// may use, named (tokenize and generate hold a text whole; remat encode streams).
+std::string out_of_memory_tokenizing(const std::string& source, std::size_t bytes);
+
 }  // namespace remat::cli

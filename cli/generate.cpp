@@ -56,7 +56,7 @@ generation::Options settings(const GenerateOptions& o, const fs::path& dir, std:
     if (o.repetition_penalty) g.sampling.repetition_penalty = *o.repetition_penalty;
     if (o.seed) g.seed = *o.seed;
     g.context_length = context;
-    if (g.sampling.do_sample) generation::check(g.sampling);
+    generation::check(g.sampling);
     return g;
 }
 
@@ -73,7 +73,11 @@ int generate(const GenerateOptions& o) {
     } else {
         const std::string prompt = o.prompt ? *o.prompt : read_file(*o.prompt_file, std::size_t{16} << 20, "a prompt");
         if (prompt.empty()) throw Failure(o.prompt ? "--prompt is empty" : o.prompt_file->string() + ": the prompt is empty");
-        prompt_ids = tokenizer.tokenizer->encode_with_special_tokens(prompt);
+        try {
+            prompt_ids = tokenizer.tokenizer->encode_with_special_tokens(prompt);
+        } catch (const std::bad_alloc&) {
+            throw Failure(out_of_memory_tokenizing(o.prompt ? "--prompt" : o.prompt_file->string(), prompt.size()));
+        }
     }
     if (prompt_ids.empty()) throw Failure("the prompt has no tokens");
     const std::size_t context = summary.sizes.n_positions;
@@ -88,11 +92,14 @@ int generate(const GenerateOptions& o) {
     if (o.adapter) attach_adapter(*model, *o.adapter);  // unmerged, as PEFT's PeftModel.generate runs it
     model->set_training(false);
     const text::Tokenizer& t = *tokenizer.tokenizer;
-    std::vector<std::int64_t> generated;
+    // The text is of the ids a token has: a model's embedding may be larger than its tokenizer (Qwen2's
+    // is padded) or the vocabulary sparse, and HF's decode drops ids no token has.
+    std::vector<std::int64_t> generated, decodable;
     std::string printed, reason = "length";
     g.on_token = [&](std::size_t, std::int64_t token) {
         generated.push_back(token);
-        const std::string text = t.decode_as_hf(generated, true);
+        if (t.has_id(token)) decodable.push_back(token);
+        const std::string text = t.decode_as_hf(decodable, true);
         for (const std::string& stop : o.stop)
             if (text.find(stop) != std::string::npos) reason = "stop";
         const std::string_view whole = std::string_view(text).substr(0, whole_characters(text));
@@ -103,7 +110,7 @@ int generate(const GenerateOptions& o) {
         return reason != "stop";
     };
     const generation::Result r = model->generate({prompt_ids}, g);
-    const std::string text = t.decode_as_hf(generated, true);
+    const std::string text = t.decode_as_hf(decodable, true);
     if (r.stopped[0] && reason != "stop") reason = "eos";
     if (r.context_full) {
         reason = "context";
@@ -181,6 +188,8 @@ Command add_generate_command(CLI::App& remat) {
                 if (f->top_p.given()) o.top_p = parse_number("--top-p", f->top_p.value, 0, true);
                 if (f->repetition_penalty.given()) o.repetition_penalty = parse_number("--repetition-penalty", f->repetition_penalty.value, 0, true);
                 if (f->seed.given()) o.seed = static_cast<std::uint64_t>(parse_count("--seed", f->seed.value, 0));
+                for (const std::string& stop : f->stop)  // "" is in every text: it would end generation after one token
+                    if (stop.empty()) throw Failure("--stop: an empty text would end every generation at once");
                 o.stop = f->stop;
                 o.json = f->json;
                 if (!f->adapter.empty()) o.adapter = f->adapter;

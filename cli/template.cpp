@@ -5,6 +5,7 @@
 
 #include "cli/errors.hpp"
 #include "remat/core/files.hpp"
+#include "src/core/strict_json.hpp"
 #include "remat/text/chat_template.hpp"
 
 namespace remat::cli {
@@ -24,10 +25,12 @@ int print_template(const std::string& dir, const std::string& messages_file, boo
 
 std::string conversation_text(const std::filesystem::path& dir, const std::filesystem::path& messages, bool generation_prompt) {
     const text::ChatTemplate chat = text::ChatTemplate::from_folder(dir);
-    const nlohmann::ordered_json conversation =
-        nlohmann::ordered_json::parse(read_file(messages, max_conversation_bytes, "a conversation"), nullptr, false);
-    if (conversation.is_discarded())
-        throw Failure(messages.string() + ": not JSON (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
+    nlohmann::ordered_json conversation;
+    try {  // strict: bounded nesting, so no conversation is deep enough to overflow the template's recursion
+        conversation = strict_json::parse<nlohmann::ordered_json>(read_file(messages, max_conversation_bytes, "a conversation"), messages.string());
+    } catch (const strict_json::Error& e) {
+        throw Failure(e.message() + " (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
+    }
     try {
         return chat.apply(conversation, generation_prompt);
     } catch (const text::TemplateError& e) {

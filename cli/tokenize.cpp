@@ -1,6 +1,8 @@
 #include "cli/tokenize.hpp"
 
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "cli/errors.hpp"
 #include "cli/training.hpp"
 #include "remat/core/files.hpp"
+#include "src/core/strict_json.hpp"
 
 namespace remat::cli {
 
@@ -31,13 +34,21 @@ std::string read_input(const std::optional<fs::path>& file) {
 }
 
 std::vector<std::int64_t> parse_ids(const std::string& input, const std::string& source) {
-    const nlohmann::json ids = nlohmann::json::parse(input, nullptr, false);
     const std::string expected = source + ": --decode expects a JSON array of token ids, like [1, 22557, 1526]";
-    if (ids.is_discarded() || !ids.is_array()) throw Failure(expected);
+    nlohmann::json ids;
+    try {
+        ids = strict_json::parse<nlohmann::json>(input, source);  // bounded nesting: [[[[… cannot overflow the stack
+    } catch (const strict_json::Error& e) {
+        throw Failure(expected + "; " + e.message().substr(source.size() + 2));
+    }
+    if (!ids.is_array()) throw Failure(expected);
     std::vector<std::int64_t> out;
     out.reserve(ids.size());
     for (const nlohmann::json& id : ids) {
-        if (!id.is_number_integer()) throw Failure(expected + "; " + id.dump() + " is not an integer");
+        // 2^63 and above parse as unsigned: no token has such an id (nor a negative one).
+        if (id.is_number_unsigned() && id.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            throw Failure(source + ": token id " + std::to_string(id.get<std::uint64_t>()) + " is outside the vocabulary");
+        if (!id.is_number_integer()) throw Failure(expected + "; " + (id.is_structured() ? std::string(id.is_array() ? "an array" : "an object") : id.dump()) + " is not an integer");
         out.push_back(id.get<std::int64_t>());
     }
     return out;
@@ -54,14 +65,24 @@ int tokenize(const TokenizeOptions& o) {
     const text::FolderTokenizer folder = tokenizer_of_folder(o.dir);
     for (const std::string& w : folder.warnings) print_warning(w);
     const text::Tokenizer& tokenizer = *folder.tokenizer;
-    const std::string input = read_input(o.text);
     const std::string source = o.text && *o.text != "-" ? o.text->string() : "standard input";
+    std::string input;
+    try {
+        input = read_input(o.text);
+    } catch (const std::bad_alloc&) {
+        throw Failure(source + ": out of memory reading it whole (remat encode streams a large text)");
+    }
     if (o.decode) {
         write_all(tokenizer.decode_as_hf(parse_ids(input, source), o.skip_special));
         return exit_ok;
     }
-    const std::vector<std::int64_t> ids = o.special ? tokenizer.encode_with_special_tokens(input) : tokenizer.encode(input);
-    write_all(nlohmann::json(ids).dump() + "\n");
+    std::string printed;
+    try {
+        printed = nlohmann::json(o.special ? tokenizer.encode_with_special_tokens(input) : tokenizer.encode(input)).dump() + "\n";
+    } catch (const std::bad_alloc&) {
+        throw Failure(out_of_memory_tokenizing(source, input.size()));
+    }
+    write_all(printed);
     return exit_ok;
 }
 

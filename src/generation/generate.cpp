@@ -15,7 +15,7 @@ Decoding::Decoding(const std::vector<std::vector<std::int64_t>>& prompts, const 
     : options_(options), batch_(prompts.size()), rng_(options.seed) {
     if (prompts.empty()) throw ValueError("generate: no prompt");
     if (options.max_new_tokens == 0) throw ValueError("generate: max_new_tokens must be at least 1");
-    if (options.sampling.do_sample) check(options.sampling);
+    check(options.sampling);
     std::size_t T = 0;
     for (std::size_t b = 0; b < batch_; ++b) {
         if (prompts[b].empty()) throw ValueError("generate: prompt " + std::to_string(b) + " is empty");

@@ -4,6 +4,7 @@
 
 #include "remat/core/files.hpp"
 #include "remat/core/in_quotes.hpp"
+#include "remat/generation/sampling.hpp"
 #include "src/core/strict_json.hpp"
 
 namespace remat::generation {
@@ -82,6 +83,12 @@ FolderSettings read_folder_settings(const fs::path& dir) {
         }
         if (auto eos = token_ids(g, "eos_token_id", generation)) o.stop_ids = *eos;
         if (auto p = count(g, "pad_token_id", generation)) pad = p;
+        if (s.max_new_tokens_given && o.max_new_tokens == 0) throw FormatError(generation.string() + ": max_new_tokens must be at least 1, got 0");
+        try {
+            check(o.sampling);
+        } catch (const ValueError& e) {
+            throw FormatError(generation.string() + ": " + e.message());
+        }
     }
     o.pad_id = pad ? *pad : o.stop_ids.empty() ? 0 : o.stop_ids.front();
     return s;

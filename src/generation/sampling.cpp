@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <numeric>
 #include <unordered_set>
@@ -12,14 +15,26 @@ namespace remat::generation {
 
 namespace {
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
+
+// A value as a user would write it: "-1", "0.5", "1e-320", not std::to_string's "-1.000000".
+std::string shortest(double v) {
+    char text[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, v);
+        if (std::strtod(text, nullptr) == v || std::isnan(v)) break;
+    }
+    return text;
+}
 }
 
 void check(const Sampling& s) {
-    if (!(s.temperature > 0) || !std::isfinite(s.temperature))
-        throw ValueError("temperature must be a positive number, got " + std::to_string(s.temperature));
-    if (!(s.top_p > 0 && s.top_p <= 1)) throw ValueError("top_p must be in (0, 1], got " + std::to_string(s.top_p));
+    // A penalty of 0 would divide a logit by zero; below 0 it turns the order over. (HF refuses both.)
     if (!(s.repetition_penalty > 0) || !std::isfinite(s.repetition_penalty))
-        throw ValueError("repetition_penalty must be a positive number, got " + std::to_string(s.repetition_penalty));
+        throw ValueError("repetition_penalty must be a positive number, got " + shortest(s.repetition_penalty));
+    if (!s.do_sample) return;  // greedy: temperature and top_p are not used
+    if (!(s.temperature > 0) || !std::isfinite(s.temperature))
+        throw ValueError("temperature must be a positive number, got " + shortest(s.temperature));
+    if (!(s.top_p > 0 && s.top_p <= 1)) throw ValueError("top_p must be in (0, 1], got " + shortest(s.top_p));
 }
 
 std::vector<double> penalized(std::span<const float> logits, std::span<const std::int64_t> seen, double penalty) {

@@ -153,6 +153,10 @@ std::string HfTokenizer::decode_as_hf(std::span<const std::int64_t> ids, bool sk
 
 std::int64_t HfTokenizer::vocab_size() const { return tables_->vocab_size; }
 
+bool HfTokenizer::has_id(std::int64_t id) const {
+    return id >= 0 && id < tables_->vocab_size && tables_->token_of.contains(static_cast<std::int32_t>(id));
+}
+
 std::string HfTokenizer::describe() const {
     const detail::HfBpe& m = tables_->model;
     return "tokenizer.json BPE (" + tables_->source + ", " + std::to_string(tables_->token_of.size()) + " tokens" +

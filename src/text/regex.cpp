@@ -85,10 +85,12 @@ std::string word_items() {
 }  // namespace
 
 Regex Regex::compile(std::string_view pattern, const std::string& where) {
-    return Regex(compile_code(pattern, 0, where));
+    return Regex(compile_code(pattern, 0, where), std::string(pattern), where);
 }
 
-Regex Regex::literal(std::string_view text, const std::string& where) { return Regex(compile_code(text, PCRE2_LITERAL, where)); }
+Regex Regex::literal(std::string_view text, const std::string& where) {
+    return Regex(compile_code(text, PCRE2_LITERAL, where), std::string(text), where);
+}
 
 Regex Regex::from_oniguruma(std::string_view pattern, const std::string& where) {
     std::string out;
@@ -155,7 +157,9 @@ Regex Regex::from_oniguruma(std::string_view pattern, const std::string& where) 
         }
         out += c;
     }
-    return compile(out, where);
+    Regex regex = compile(out, where);
+    regex.pattern_ = pattern;  // messages show the pattern as the file has it
+    return regex;
 }
 
 MatchData::MatchData(const Regex& regex) : data(pcre2_match_data_create_from_pattern(regex.code(), nullptr)) {
@@ -167,7 +171,9 @@ bool Regex::find(std::string_view text, std::size_t from, pcre2_match_data* matc
     const int rc =
         pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, PCRE2_NO_UTF_CHECK, match, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) return false;
-    if (rc < 0) throw Error("tokenizer: PCRE2 matching failed: " + pcre2_message(rc));
+    if (rc < 0)
+        throw Error(where_ + ": the pattern " + in_quotes(pattern_) + " gives up on a text (PCRE2: " + pcre2_message(rc) +
+                    "); a pattern that backtracks this much cannot tokenise it");
     return true;
 }
 

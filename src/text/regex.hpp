@@ -27,7 +27,8 @@ public:
     // Every non-overlapping match in a valid UTF-8 text, left to right, as [begin, end) byte offsets. An
     // empty match is kept and the search goes on one character later, as Oniguruma's iterator does.
     std::vector<std::pair<std::size_t, std::size_t>> find_all(std::string_view text) const;
-    // The first match at or after `from`; false when there is none.
+    // The first match at or after `from`; false when there is none. A pattern that backtracks past
+    // PCRE2's limits on this text throws Error "<where>: the pattern "(a+)+$" gives up on a text: …".
     bool find(std::string_view text, std::size_t from, pcre2_match_data* match) const;
 
     const pcre2_code* code() const { return code_.get(); }
@@ -36,8 +37,10 @@ private:
     struct Free {
         void operator()(pcre2_code* code) const { pcre2_code_free(code); }
     };
-    explicit Regex(pcre2_code* code) : code_(code, Free{}) {}
+    Regex(pcre2_code* code, std::string pattern, std::string where)
+        : code_(code, Free{}), pattern_(std::move(pattern)), where_(std::move(where)) {}
     std::shared_ptr<pcre2_code> code_;  // read-only once compiled: shared by copies and threads
+    std::string pattern_, where_;       // for a match that fails: "<where>: the pattern "…" …"
 };
 
 // A match block for one thread's searches with `regex`.

@@ -60,6 +60,10 @@ std::vector<std::int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
     return ids;
 }
 
+bool Gpt2Tokenizer::has_id(std::int64_t id) const {
+    return id >= 0 && id < tables_->vocab_size && tables_->bytes_of_id.contains(static_cast<std::int32_t>(id));
+}
+
 std::string Gpt2Tokenizer::decode(std::span<const std::int64_t> ids) const {
     std::string text;
     for (const std::int64_t id : ids) {

@@ -19,7 +19,8 @@ struct Sampling {
     double repetition_penalty = 1.0;  // > 0: a seen token's logit divided by it when positive, multiplied when negative
 };
 
-// ValueError naming the setting: temperature ≤ 0 or not finite, top_p outside (0, 1], penalty ≤ 0.
+// ValueError naming the setting: repetition_penalty ≤ 0 or not finite; when sampling, temperature ≤ 0
+// or not finite, top_p outside (0, 1].
 void check(const Sampling& sampling);
 
 // The logits after the repetition penalty over the `seen` tokens (each counted once, as HF's gather).

@@ -47,6 +47,7 @@ public:
     // transformers' decode: tokenizers' decode, then clean_up_tokenization when tokenizer_config.json asks.
     std::string decode_as_hf(std::span<const std::int64_t> ids, bool skip_special_tokens) const override;
     std::int64_t vocab_size() const override;
+    bool has_id(std::int64_t id) const override;  // false in a gap of a sparse vocabulary
     // "tokenizer.json BPE (tokenizer.json + tokenizer_config.json, 32000 tokens, byte fallback)"
     std::string describe() const override;
     // The eos_token of tokenizer_config.json, else "<|endoftext|>" when the vocabulary has it.

@@ -29,6 +29,8 @@ public:
     virtual std::string decode_as_hf(std::span<const std::int64_t> ids, bool /*skip_special_tokens*/) const { return decode(ids); }
     // Largest id + 1: the smallest embedding table that can take every id.
     virtual std::int64_t vocab_size() const = 0;
+    // Whether a token has this id (decode takes it). The default: every id below vocab_size().
+    virtual bool has_id(std::int64_t id) const { return id >= 0 && id < vocab_size(); }
     // "GPT-2 byte-level BPE (vocab.json + merges.txt, 50257 tokens)", "raw bytes (256 ids)".
     virtual std::string describe() const = 0;
     // The id that separates documents in a token file (GPT-2's "<|endoftext|>", BERT's "[SEP]");
@@ -79,6 +81,7 @@ public:
     // decode, leaving out added tokens ("<|endoftext|>") when asked; no clean-up of spaces.
     std::string decode_as_hf(std::span<const std::int64_t> ids, bool skip_special_tokens) const override;
     std::int64_t vocab_size() const override;
+    bool has_id(std::int64_t id) const override;  // false in a gap of vocab.json's ids
     std::string describe() const override;
     // "<|endoftext|>"'s id when the vocabulary has it.
     std::optional<std::int64_t> document_separator() const override;
