@@ -27,9 +27,13 @@ std::string one_line(std::string_view message) {
 std::string terminal_line(std::string_view message) {
     std::string line = printable(one_line(message));
     if (line.size() > longest_line) {
-        std::size_t cut = longest_line - 3;
-        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-        line = line.substr(0, cut) + "...";
+        // The middle goes: a line is mostly long for a path or a name in it, and its end says why.
+        const auto boundary = [&](std::size_t at) {  // not inside a UTF-8 sequence
+            while (at > 0 && (static_cast<unsigned char>(line[at]) & 0xC0) == 0x80) --at;
+            return at;
+        };
+        const std::size_t head = boundary(longest_line / 4), tail = boundary(line.size() - (longest_line - longest_line / 4 - 3));
+        line = line.substr(0, head) + "..." + line.substr(tail);
     }
     return line;
 }

@@ -6,7 +6,7 @@
 namespace remat::cli {
 
 CLI::Option* add(CLI::App* app, const std::string& name, Text& text, const std::string& help, const std::string& type) {
-    return app->add_option(name, text.value, help)->type_name(type);
+    return app->add_option_function<std::string>(name, [&text](const std::string& v) { text.value = v, text.seen = true; }, help)->type_name(type);
 }
 
 CLI::Option* add_precision(CLI::App* app, Text& text, const std::string& what) {

@@ -14,9 +14,12 @@
 namespace remat::cli {
 
 // A flag's text; empty means "not given".
+// A flag's text, and whether the command line had it (an empty value given, --budget "", is given:
+// the flag's parser then names it, rather than the default silently taking its place).
 struct Text {
     std::string value;
-    bool given() const { return !value.empty(); }
+    bool seen = false;  // set by add()'s option
+    bool given() const { return seen || !value.empty(); }
 };
 
 CLI::Option* add(CLI::App* app, const std::string& name, Text& text, const std::string& help, const std::string& type);

@@ -1,4 +1,6 @@
 #include <memory>
+
+#include "remat/core/files.hpp"
 #include "cli/flags.hpp"
 #include "cli/info.hpp"
 
@@ -75,7 +77,7 @@ int info_folder(const fs::path& dir) {
 
 int info(const fs::path& path) {
     std::error_code ec;
-    if (!fs::exists(path, ec)) throw Failure(path.string() + ": no such file or folder");
+    if (!fs::exists(path, ec)) throw Failure(path.string() + ": " + why_missing(path));
     return fs::is_directory(path, ec) ? info_folder(path) : info_file(path);
 }
 

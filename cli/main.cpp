@@ -3,12 +3,15 @@
 // "error: …" line on stderr and exit code 2.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <new>
+#include <string_view>
 
 #include "cli/demo.hpp"
 #include "cli/encode.hpp"
 #include "cli/generate.hpp"
 #include "cli/errors.hpp"
+#include "remat/ops/threads.hpp"
 #include "cli/flags.hpp"
 #include "cli/info.hpp"
 #include "cli/init.hpp"
@@ -28,6 +31,10 @@ using namespace remat::cli;
 namespace {
 
 int main_with_exceptions(int argc, char** argv) {
+    // A bad REMAT_NUM_THREADS is refused before any work; a huge one runs on max_threads, said so.
+    if (const auto threads = remat::ops::requested_threads(); threads && *threads > remat::ops::max_threads())
+        print_warning("REMAT_NUM_THREADS=" + std::string(std::getenv("REMAT_NUM_THREADS")) + " is more threads than remat runs here; using " +
+                      std::to_string(remat::ops::max_threads()) + " (four per CPU)");
     std::vector<std::string> families;
     for (const remat::models::Architecture* a : remat::models::architectures())
         if (std::find(families.begin(), families.end(), a->family) == families.end()) families.push_back(a->family);
@@ -70,6 +77,18 @@ int main_with_exceptions(int argc, char** argv) {
         for (const Command& c : commands)
             if (c.app->parsed()) where = c.app;
         const std::string help = where == &app ? "remat --help" : "remat " + where->get_name() + " --help";
+        // CLI11 reports a missing positional before an unknown option: `remat info -x` would say "PATH
+        // is required". The option it took for one is the problem.
+        if (dynamic_cast<const CLI::RequiredError*>(&e))
+            for (int i = 2; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+                const std::string arg = argv[i];
+                if (arg.size() < 2 || arg[0] != '-') continue;
+                const CLI::Option* option = where->get_option_no_throw(arg.substr(0, arg.find('=')));
+                if (option && option->get_items_expected_max() > 0 && arg.find('=') == std::string::npos) ++i;  // its value
+                if (!option)
+                    throw Failure("unknown option " + arg + " (a path that starts with '-' is written ./" + arg + ", or after --; see " +
+                                  help + ")");
+            }
         throw Failure(std::string(e.what()) + " (see " + help + ")");
     }
 

@@ -23,7 +23,7 @@ int merge(const fs::path& dir, const fs::path& adapter_dir, const fs::path& out)
     const adapters::PeftAdapter adapter = attach_adapter(*model, adapter_dir);
     const std::size_t merged = model->merge_lora();
     check_parameters_finite(*model, out.string() + " not written (the merged weights)");
-    prepare_output_folder(out);  // DIR itself may be OUT: its files are written atomically
+    const OutputFolder output = prepare_output_folder(out);  // DIR itself may be OUT: its files are written atomically
     const std::string written = save_model_folder(*model, folder, out);
     std::printf("merged %zu adapted layers of %s (r %zu, scale %g) into %s: %s\n", merged, adapter_dir.string().c_str(),
                 adapter.config.r, static_cast<double>(adapter.config.scaling()), out.string().c_str(), written.c_str());

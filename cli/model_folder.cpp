@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 ModelFolder inspect(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::exists(dir, ec)) throw Failure(dir.string() + ": no such file or folder");
+    if (!fs::exists(dir, ec)) throw Failure(dir.string() + ": " + why_missing(dir));
     if (!fs::is_directory(dir, ec)) throw Failure(dir.string() + ": not a model folder");
     const fs::path config = dir / "config.json";
     if (!fs::exists(config, ec))

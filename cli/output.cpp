@@ -20,7 +20,11 @@ namespace {
 void check_writable(const fs::path& out) {
     const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Failure(out.string() + ": cannot write: folder " + dir.string() + " does not exist");
+    if (!fs::is_directory(dir, ec)) {
+        const std::string why = why_missing(dir);
+        throw Failure(out.string() + ": cannot write: folder " + dir.string() +
+                      (why == "no such file or folder" ? " does not exist" : why == "exists" ? " is not a folder" : ": " + why));
+    }
     const std::string probe = out.string() + ".tmp-" + std::to_string(::getpid());
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -47,16 +51,26 @@ void check_output_file(const std::string& flag, const fs::path& out, const Readi
                 throw Failure(out.string() + ": " + flag + " would overwrite " +
                               (in == out ? std::string("a file") : in.string() + ", a file") + " this command reads; write elsewhere");
         }
+    } else if (errno == ELOOP) {  // neither absent nor a file: renaming over it would destroy the links
+        throw Failure(out.string() + ": cannot write: " + std::strerror(ELOOP));
+    } else if (errno == ENOENT && ::lstat(out.c_str(), &target) == 0) {  // the rename would replace the link itself
+        throw Failure(out.string() + ": cannot write: " + why_missing(out) + "; give the path it should point to");
     }
     check_writable(out);
 }
 
-void prepare_output_folder(const fs::path& dir) {
+OutputFolder::~OutputFolder() {
+    std::error_code ec;
+    if (!created.empty()) fs::remove(created, ec);  // only an empty folder: a non-empty one stays
+}
+
+OutputFolder prepare_output_folder(const fs::path& dir) {
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Failure(dir.string() + ": exists and is not a folder");
-    fs::create_directories(dir, ec);
+    OutputFolder folder(fs::create_directories(dir, ec) ? dir : fs::path());
     if (ec) throw Failure(dir.string() + ": cannot create the folder: " + ec.message());
     check_writable(dir / "model.safetensors");
+    return folder;
 }
 
 Reading model_folder_files(const fs::path& dir) {

@@ -3,6 +3,7 @@
 // is checked before a model is loaded.
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::cli {
@@ -22,7 +23,17 @@ void check_output_file(const std::string& flag, const std::filesystem::path& out
 
 // Creates the folder (and its parents) if needed and checks that model files can be written in it.
 // (Writing a model into the folder it was read from is allowed: it is saved atomically after loading.)
-void prepare_output_folder(const std::filesystem::path& dir);
+// The folder it created is removed again when the command ends with the folder still empty (refused
+// after this check, it leaves nothing behind): hold the result until then.
+struct OutputFolder {
+    std::filesystem::path created;  // empty: the folder was there
+    OutputFolder() = default;
+    explicit OutputFolder(std::filesystem::path dir) : created(std::move(dir)) {}
+    OutputFolder(OutputFolder&& o) noexcept : created(std::exchange(o.created, {})) {}
+    OutputFolder& operator=(OutputFolder&&) = delete;
+    ~OutputFolder();
+};
+[[nodiscard]] OutputFolder prepare_output_folder(const std::filesystem::path& dir);
 
 // The files of a model folder that remat may read: config.json, the weights (shards and their index,
 // pytorch_model.bin) and the tokenizer's files.

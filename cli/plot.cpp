@@ -73,13 +73,18 @@ struct Series {
     bool validation;
 };
 
+// Losses past ±1e12 are drawn there: a range of ±1e308 would overflow the axis's arithmetic (NaN
+// coordinates), and no loss worth reading is that large.
+constexpr double loss_edge = 1e12;
+double on_axis(double loss) { return std::clamp(loss, -loss_edge, loss_edge); }
+
 // The plot area in pixels and the data range it shows.
 struct Frame {
     double left, right, top, bottom;
     Ticks x, y;
     Point at(double tokens, double loss) const {
         return {left + (tokens - x.low) / (x.high - x.low) * (right - left),
-                bottom - (loss - y.low) / (y.high - y.low) * (bottom - top)};
+                bottom - (on_axis(loss) - y.low) / (y.high - y.low) * (bottom - top)};
     }
 };
 
@@ -147,8 +152,8 @@ Scene draw(const std::vector<plotting::RunLog>& runs, const std::vector<std::str
         for (const auto* series : {&r.train, &r.valid})
             for (const Sample& s : *series) {
                 max_tokens = std::max(max_tokens, s.tokens);
-                low = std::min(low, s.loss);
-                high = std::max(high, s.loss);
+                low = std::min(low, on_axis(s.loss));
+                high = std::max(high, on_axis(s.loss));
             }
 
     Frame f{};

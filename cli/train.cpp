@@ -206,7 +206,7 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     const auto batch = static_cast<std::size_t>(o.batch), accumulate = static_cast<std::size_t>(o.accumulate);
     check_run_fits("--batch " + std::to_string(batch) + " --seq " + std::to_string(seq), checkpoint_weight_bytes(folder.dir), batch,
                    seq, config.sizes.vocab_size, {.weight_copies = lora ? 1u : 4u, .logit_copies = 2});
-    if (o.save && world.is_root()) prepare_output_folder(*o.save);
+    const OutputFolder save_folder = o.save && world.is_root() ? prepare_output_folder(*o.save) : OutputFolder();
     if (o.log) {
         Reading reading = model_folder_files(o.dir);
         reading.push_back(o.data);

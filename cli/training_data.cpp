@@ -1,5 +1,7 @@
 #include "cli/training_data.hpp"
 
+#include "remat/core/files.hpp"
+
 #include "cli/errors.hpp"
 #include "remat/data/fingerprint.hpp"
 #include "remat/data/packing.hpp"
@@ -16,7 +18,7 @@ data::TokenCorpus TrainingTokens::open(const fs::path& given, std::size_t seq) c
     const fs::path path = given == "-" ? fs::path("/dev/stdin") : given;  // "-": text from standard input
     std::error_code ec;
     // A pipe is never looked into before it is read: its first bytes would be gone.
-    if (!fs::exists(path, ec)) throw Failure(path.string() + ": no such file or folder");
+    if (!fs::exists(path, ec)) throw Failure(path.string() + ": " + why_missing(path));
     data::TokenCorpus corpus = fs::is_directory(path, ec) || (fs::is_regular_file(path, ec) && data::is_token_file(path))
                                    ? data::TokenCorpus::open(path, fingerprint_, tokenizer_.describe())
                                    : data::TokenCorpus::encode_text(path, tokenizer_);

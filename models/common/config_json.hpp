@@ -4,6 +4,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "remat/core/error.hpp"
@@ -16,6 +19,17 @@ using json = nlohmann::json;
 
 // A value for a message: scalars as written (long strings cut short), containers by kind only —
 // dump() recurses, and a deeply nested value ("[[[[…") would overflow the stack.
+// A number as a file would write it: "0", "-1", "1e-06", "10000.5".
+inline std::string number_text(double x) {
+    if (x == std::trunc(x) && std::abs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+    char text[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, x);
+        if (std::strtod(text, nullptr) == x) break;
+    }
+    return text;
+}
+
 inline std::string shown(const json& v) {
     if (v.is_array()) return "an array";
     if (v.is_object()) return "an object";

@@ -22,7 +22,9 @@
 namespace remat::config_json {
 
 // What values a field takes beyond its type.
-enum class Rule { any, positive, probability };
+// positive_or_null: a size that null (or absence) leaves to a default, and that is never 0 when given
+// (head_dim, num_key_value_heads, sliding_window: HF would divide by it, or attend to nothing).
+enum class Rule { any, positive, positive_or_null, probability };
 
 // Every size field (a dimension, a count, a token id) is at most 2^24 = 16,777,216: above any real
 // model's (vocabularies reach 256 k, hidden sizes 16 k, contexts of learned positions 8 k), and low
@@ -41,14 +43,17 @@ public:
     // A non-negative integer, at most max_size.
     Schema& size(const char* name, std::size_t C::*member, Rule rule = Rule::any) {
         Field f{name};
-        f.read = [member](C& c, const json& v, const std::string& key, const std::string& source) {
+        f.read = [member, rule](C& c, const json& v, const std::string& key, const std::string& source) {
             if (!v.is_number_unsigned())  // negative integers are number_integer only
                 throw ValueError(source + ": " + key + " must be a non-negative integer, got " + shown(v));
+            if (rule == Rule::positive_or_null && v.template get<std::size_t>() == 0)
+                throw ValueError(source + ": " + key + " must be a positive integer or null, got 0");
             c.*member = v.template get<std::size_t>();
         };
         f.write = [member](const C& c) { return json(c.*member); };
+        if (rule == Rule::positive_or_null) f.nullable = true;
         f.check = [member, rule, name = std::string(name)](const C& c, const std::string& what) {
-            if (rule == Rule::positive && c.*member == 0) throw ValueError(what + ": " + name + " must be positive");
+            if (rule == Rule::positive && c.*member == 0) throw ValueError(what + ": " + name + " must be positive, got 0");
             if (c.*member > max_size)
                 throw ValueError(what + ": " + name + " = " + std::to_string(c.*member) + " is over the limit of " +
                                  std::to_string(max_size));
@@ -67,9 +72,9 @@ public:
         if (rule != Rule::any)
             f.check = [member, rule, name = std::string(name)](const C& c, const std::string& what) {
                 const double x = c.*member;
-                if (rule == Rule::positive && !(x > 0)) throw ValueError(what + ": " + name + " must be positive");
+                if (rule == Rule::positive && !(x > 0)) throw ValueError(what + ": " + name + " must be positive, got " + number_text(x));
                 if (rule == Rule::probability && !(x >= 0 && x <= 1))
-                    throw ValueError(what + ": " + name + " must be in [0, 1]");
+                    throw ValueError(what + ": " + name + " must be in [0, 1], got " + number_text(x));
             };
         return add(std::move(f));
     }

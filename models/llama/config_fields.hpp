@@ -23,9 +23,9 @@ config_json::Schema<C>& declare_fields(config_json::Schema<C>& s) {
         .size("intermediate_size", &C::intermediate_size, Rule::positive).required()
         .size("num_hidden_layers", &C::num_hidden_layers).required()
         .size("num_attention_heads", &C::num_attention_heads, Rule::positive).required()
-        .size("num_key_value_heads", &C::num_key_value_heads).nullable()
+        .size("num_key_value_heads", &C::num_key_value_heads, Rule::positive_or_null)
             .written([](const C& c) { return config_json::json(c.kv_heads()); })
-        .size("head_dim", &C::head_dim).nullable()  // null (or absent): hidden_size / num_attention_heads
+        .size("head_dim", &C::head_dim, Rule::positive_or_null)  // null (or absent): hidden_size / num_attention_heads
             .written([](const C& c) { return config_json::json(c.head_size()); })
         .size("max_position_embeddings", &C::max_position_embeddings, Rule::positive)
         .activation("hidden_act", &C::hidden_act)

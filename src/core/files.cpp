@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <utility>
 
@@ -75,6 +76,22 @@ std::string read_file(const std::filesystem::path& path, std::size_t max_bytes, 
     }
     bytes.resize(got);
     return bytes;
+}
+
+std::string why_missing(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) return "exists";
+    switch (errno) {
+        case ENOENT: {
+            struct stat link {};
+            if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return "a symlink to nothing (a dangling link)";
+            return "no such file or folder";
+        }
+        case ENOTDIR: return "no such file or folder (a part of the path is not a folder)";
+        case ELOOP: return "a symlink loop (too many levels of symbolic links)";
+        case ENAMETOOLONG: return "a name too long for the file system (File name too long)";
+        default: return std::strerror(errno);
+    }
 }
 
 }  // namespace remat

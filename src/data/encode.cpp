@@ -1,5 +1,7 @@
 #include "remat/data/encode.hpp"
 
+#include "remat/core/files.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -27,7 +29,7 @@ std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
     for (const fs::path& input : inputs) {
         std::error_code ec;
         const fs::file_status status = fs::status(input, ec);
-        if (!fs::exists(status)) throw ValueError(input.string() + ": no such file or folder");
+        if (!fs::exists(status)) throw ValueError(input.string() + ": " + why_missing(input));
         if (!fs::is_directory(status)) {  // a file, or a pipe such as /dev/stdin
             documents.push_back(input);
             continue;

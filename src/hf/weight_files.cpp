@@ -77,7 +77,7 @@ WeightFiles WeightFiles::open(const fs::path& dir) {
         for (const TensorInfo& t : c.bin_->tensors()) c.order_.push_back(t.name);
         c.description_ = (dir / "pytorch_model.bin").string();
     } else if (!file_exists(dir)) {
-        throw FormatError(dir.string() + ": no such file or folder");
+        throw FormatError(dir.string() + ": " + why_missing(dir));
     } else {
         throw FormatError(dir.string() + ": no model.safetensors, model.safetensors.index.json or pytorch_model.bin");
     }

@@ -6,13 +6,19 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
+#include <string>
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "remat/core/error.hpp"
+#include "remat/core/in_quotes.hpp"
 #include "remat/ops/threads.hpp"
 
 namespace remat::ops {
@@ -65,7 +71,10 @@ class Pool {
 public:
     explicit Pool(std::size_t workers) {
         threads_.reserve(workers);
-        for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+        try {
+            for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+        } catch (const std::exception&) {  // EAGAIN, no memory for a stack: the workers started will do
+        }
     }
     ~Pool() {
         stop_.store(true);
@@ -151,18 +160,22 @@ private:
     std::atomic<bool> stop_{false}, caller_waiting_{false}, busy_{false};
 };
 
-std::size_t default_threads() {
-    if (const char* env = std::getenv("REMAT_NUM_THREADS")) {
-        const long n = std::strtol(env, nullptr, 10);
-        if (n >= 1) return static_cast<std::size_t>(n);
-    }
-    // The CPUs this process may run on (mpirun binds each rank to its own; taskset narrows it), else
-    // the machine's.
+// The CPUs this process may run on (mpirun binds each rank to its own; taskset narrows it), else the
+// machine's.
+std::size_t allowed_cpus() {
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
         return static_cast<std::size_t>(CPU_COUNT(&allowed));
     const unsigned hw = std::thread::hardware_concurrency();
     return hw ? hw : 1;
+}
+
+std::size_t default_threads() {
+    try {
+        if (const auto n = requested_threads()) return static_cast<std::size_t>(std::min<std::uint64_t>(*n, max_threads()));
+    } catch (const ValueError&) {  // a bad value: the default (remat's command line refuses it first)
+    }
+    return allowed_cpus();
 }
 
 std::size_t& thread_setting() {
@@ -211,6 +224,20 @@ void parallel_for(std::size_t pieces, const std::function<void(std::size_t)>& bo
 }
 
 }  // namespace detail
+
+std::size_t max_threads() { return std::max<std::size_t>(4, 4 * detail::allowed_cpus()); }
+
+std::optional<std::uint64_t> requested_threads() {
+    const char* env = std::getenv("REMAT_NUM_THREADS");
+    if (!env || !*env) return std::nullopt;
+    const std::string text = env;
+    const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    const unsigned long long n = digits ? std::strtoull(env, nullptr, 10) : 0;
+    if (!digits || (n == 0 && errno != ERANGE))
+        throw ValueError("REMAT_NUM_THREADS must be a whole number of at least 1, got " + in_quotes(text));
+    return errno == ERANGE ? std::numeric_limits<std::uint64_t>::max() : n;
+}
 
 std::size_t num_threads() { return detail::thread_setting(); }
 

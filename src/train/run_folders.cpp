@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -98,5 +101,22 @@ void keep_latest(const fs::path& out, std::size_t keep) {
     const auto found = complete_folders(out);
     for (std::size_t i = 0; i + keep < found.size(); ++i) remove_folder(found[i].second);
 }
+
+SaveFolderLock::SaveFolderLock(const fs::path& out) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw ValueError(out.string() + ": cannot create the folder: " + ec.message());
+    fd_ = ::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) throw ValueError(out.string() + ": cannot open the folder: " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int error = errno;
+        ::close(fd_);
+        if (error == EWOULDBLOCK)
+            throw ValueError(out.string() + ": another run is saving into this folder; give this one another folder, or wait for it");
+        throw ValueError(out.string() + ": cannot lock the folder: " + std::strerror(error));
+    }
+}
+
+SaveFolderLock::~SaveFolderLock() { ::close(fd_); }  // closing releases the lock
 
 }  // namespace remat::train

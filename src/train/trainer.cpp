@@ -115,8 +115,14 @@ Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions opt
     if (o_.world) {
         ranks_ = o_.world->size();
         rank_ = o_.world->rank();
-        if (ranks_ > 1) check_same_arguments(*o_.world, o_.arguments);
+        if (ranks_ > 1) {
+            // Where the run saves too: rank 0 alone writes, and a rank told otherwise was started wrong.
+            auto compared = o_.arguments;
+            compared.emplace_back("--save", o_.save ? fs::absolute(*o_.save).lexically_normal().string() : "(none)");
+            check_same_arguments(*o_.world, compared);
+        }
     }
+    if (o_.save && rank_ == 0) save_lock_ = std::make_unique<SaveFolderLock>(*o_.save);
     model_.set_training(true);
     optimiser_ = model_.trainer_adamw(o_.adamw);
     state_ = RunState{.seed = o_.seed, .arguments = o_.arguments};
@@ -146,6 +152,24 @@ void Trainer::resume(const fs::path& folder) {
     if (optimiser_->step() != saved.step)
         throw FormatError(folder.string() + ": the optimiser state is at step " + std::to_string(optimiser_->step()) +
                           ", the run state at step " + std::to_string(saved.step));
+    // The position follows from the step (every step takes batch x accumulate x ranks examples): an
+    // edited run state would silently skip or repeat data.
+    const std::string state_file = (folder / run_state_file).string();
+    if (saved.step > o_.steps)
+        throw FormatError(state_file + ": step " + std::to_string(saved.step) + " is past this run's " + std::to_string(o_.steps) + " steps");
+    const std::uint64_t per_step = o_.batch * o_.accumulate * ranks_, size = data_.size();
+    const std::uint64_t taken = static_cast<std::uint64_t>(saved.step) * per_step;  // steps and sizes are bounded: no overflow
+    // An epoch turns when the next example is taken: after exactly one, the position is (0, size).
+    const std::uint64_t epoch = taken ? (taken - 1) / size : 0, index = taken ? (taken - 1) % size + 1 : 0;
+    if (saved.epoch != epoch || saved.index != index)
+        throw FormatError(state_file + ": epoch " + std::to_string(saved.epoch) + ", index " + std::to_string(saved.index) +
+                          " is not where step " + std::to_string(saved.step) + " stands with " + std::to_string(size) + " examples, " +
+                          std::to_string(per_step) + " a step (epoch " + std::to_string(epoch) + ", index " + std::to_string(index) + ")");
+    // The files as the run saved them (the weights were loaded from here already: refused before a step).
+    for (const auto& [name, digest] : saved.files)
+        if (file_digest(folder / name) != digest)
+            throw FormatError((folder / name).string() + ": changed since the run saved it (its digest is not the one in " +
+                              run_state_file + "); resume from another checkpoint");
     state_.step = saved.step;
     state_.epoch = saved.epoch;
     state_.index = saved.index;
@@ -191,7 +215,13 @@ fs::path Trainer::save_checkpoint() {
     write_folder_atomically(to, [&](const fs::path& partial) {
         o_.save_model(partial);
         optimiser_->save_state(partial / optimiser_file);
-        save_run_state(state_, partial / run_state_file);  // last: it marks the folder complete
+        RunState saved = state_;
+        std::vector<fs::path> files;
+        for (const fs::directory_entry& e : fs::directory_iterator(partial))
+            if (e.is_regular_file()) files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        for (const fs::path& f : files) saved.files.emplace_back(f.filename().string(), file_digest(f));
+        save_run_state(saved, partial / run_state_file);  // last: it marks the folder complete
     });
     if (o_.keep > 0) keep_latest(*o_.save, o_.keep);
     return to;

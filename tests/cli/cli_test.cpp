@@ -452,7 +452,7 @@ TEST_CASE("run: every bad input is one error line and exit code 2") {
         write_text(s / "a-file", "x");
         const std::string under_file = (s / "a-file" / "out.safetensors").string();
         check_error({"run", gpt2_dir, "-i", good.string(), "-o", under_file},
-                    under_file + ": cannot write: folder " + (s / "a-file").string() + " does not exist");
+                    under_file + ": cannot write: folder " + (s / "a-file").string() + " is not a folder");
         // Unwritable even for root: /proc refuses new files.
         check_error({"run", gpt2_dir, "-i", good.string(), "-o", "/proc/remat-out.safetensors"},
                     "/proc/remat-out.safetensors: cannot write in folder /proc: No such file or directory");

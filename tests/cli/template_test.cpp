@@ -84,7 +84,8 @@ TEST_CASE("template") {
                     (dir / "broken" / "chat_template.jinja").string() + ": chat template line 1, column 24: a variable tag opened at line 1 is never closed");
         write_text(dir / "not.json", "[{\"role\": ");
         check_error({"template", gemma.string(), (dir / "not.json").string()},
-                    (dir / "not.json").string() + ": not JSON (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
+                    (dir / "not.json").string() + ": not valid JSON: parse error at line 1, column 11: syntax error while parsing value - unexpected end of "
+                                                   "input; expected '[', '{', or a literal (expected a list of messages, [{\"role\": \"user\", \"content\": \"Hi\"}])");
         write_text(dir / "number.json", "3");
         check_error({"template", gemma.string(), (dir / "number.json").string()},
                     (dir / "number.json").string() + ": the chat template stops: a conversation is a list of messages or an object with \"messages\"");

@@ -53,7 +53,9 @@ TEST_CASE("tokenize") {
         CHECK(run_remat({"tokenize", model.string()}, "Hello world").out == "[1,22557,1526]\n");
     }
     SUBCASE("errors: one line") {
-        check_error({"tokenize", mistral.string(), "--decode"}, "standard input: --decode expects a JSON array of token ids, like [1, 22557, 1526]",
+        check_error({"tokenize", mistral.string(), "--decode"},
+                    "standard input: --decode expects a JSON array of token ids, like [1, 22557, 1526]; not valid JSON: parse error at line 1, "
+                    "column 2: syntax error while parsing value - unexpected ','; expected end of input",
                     "1, 2");
         write_text(dir / "bad.json", "[1, \"a\"]");
         check_error({"tokenize", mistral.string(), "--decode", "--text", (dir / "bad.json").string()},

@@ -170,9 +170,12 @@ TEST_CASE("sampling: HF's logits processors on fixed logits") {
     }
     SUBCASE("settings outside their range are refused") {
         const std::vector<float> logits{0, 1};
-        CHECK_THROWS_WITH_AS(generation::distribution(logits, {.do_sample = true, .top_p = 0}, {}), "top_p must be in (0, 1], got 0.000000", ValueError);
+        CHECK_THROWS_WITH_AS(generation::distribution(logits, {.do_sample = true, .top_p = 0}, {}), "top_p must be in (0, 1], got 0", ValueError);
         CHECK_THROWS_WITH_AS(generation::distribution(logits, {.do_sample = true, .temperature = -1}, {}),
-                             "temperature must be a positive number, got -1.000000", ValueError);
+                             "temperature must be a positive number, got -1", ValueError);
+        // The penalty is used greedy too: 0 would divide by zero.
+        CHECK_THROWS_WITH_AS(generation::check({.repetition_penalty = 0}), "repetition_penalty must be a positive number, got 0", ValueError);
+        CHECK_NOTHROW(generation::check({.temperature = -1}));  // greedy: the temperature is not used
     }
 }
 

@@ -175,7 +175,8 @@ TEST_CASE("RunState: saved and loaded exactly; a bad file is a FormatError namin
                             .tokens = 12 * 3 * 1024,
                             .seed = 18446744073709551615ull,
                             .generators = {{"dropout", {.key = 5, .offset = 99}}},
-                            .arguments = {{"--lr", "3e-4"}, {"--batch", "3"}}};
+                            .arguments = {{"--lr", "3e-4"}, {"--batch", "3"}},
+                            .files = {{"model.safetensors", 0x0123456789abcdefull}, {"optimiser.safetensors", 0xffffffffffffffffull}}};
     train::save_run_state(s, dir.path / "run_state.json");
     CHECK(train::load_run_state(dir.path / "run_state.json") == s);
 
@@ -191,6 +192,31 @@ TEST_CASE("RunState: saved and loaded exactly; a bad file is a FormatError namin
         train::load_run_state(write(R"({"format": "remat run state 1", "step": -1, "epoch": 0, "index": 0})")),
         (bad + ": \"step\" must be a whole number of at least 0").c_str(), FormatError);
     CHECK_THROWS_WITH_AS(train::load_run_state(write(std::string(2 << 20, ' '))), doctest::Contains("limit"), FormatError);
+}
+
+TEST_CASE("file_digest: every byte counts, however the file is read; SaveFolderLock: one run per folder") {
+    test::TempDir dir;
+    std::string bytes(3 << 20, 'x');  // past the 1 MiB reading buffer, not a multiple of 32 at the end
+    bytes += "tail";
+    std::ofstream(dir.path / "a", std::ios::binary) << bytes;
+    bytes[(3 << 20) + 1] = 'T';
+    std::ofstream(dir.path / "b", std::ios::binary) << bytes;
+    bytes.replace(0, 16, "AAAAAAAABBBBBBBB");
+    std::ofstream(dir.path / "b", std::ios::binary) << bytes;
+    bytes.replace(0, 16, "BBBBBBBBAAAAAAAA");  // two words swapped: the same bytes, elsewhere
+    std::ofstream(dir.path / "c", std::ios::binary) << bytes;
+    CHECK(train::file_digest(dir.path / "a") == train::file_digest(dir.path / "a"));
+    CHECK(train::file_digest(dir.path / "a") != train::file_digest(dir.path / "b"));
+    CHECK(train::file_digest(dir.path / "b") != train::file_digest(dir.path / "c"));
+
+    const std::filesystem::path out = dir.path / "out";
+    {
+        const train::SaveFolderLock first(out);  // creates the folder
+        CHECK(std::filesystem::is_directory(out));
+        CHECK_THROWS_WITH_AS(train::SaveFolderLock{out}, (out.string() + ": another run is saving into this folder; give this one another "
+                                                                         "folder, or wait for it").c_str(), ValueError);
+    }
+    CHECK_NOTHROW(train::SaveFolderLock{out});  // released with the first
 }
 
 TEST_CASE("run folders: written whole, found by number, pruned to the latest") {

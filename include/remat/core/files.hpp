@@ -28,6 +28,11 @@ private:
 // device", "a block device", "a socket".
 std::string special_file_kind(unsigned mode);
 
+// Why `path` cannot be found, for "<path>: <why>": "no such file or folder", "a symlink loop (too many
+// levels of symbolic links)", "a name too long for the file system (File name too long)", or the
+// system's reason ("Permission denied"). For a path that exists: "exists".
+std::string why_missing(const std::filesystem::path& path);
+
 // Opens `path` for reading if it is a regular file — without blocking, whatever it is. Throws
 // FormatError starting with the path:
 //   "<path>: cannot read: <reason>"     (errno's text: "No such file or directory", …)

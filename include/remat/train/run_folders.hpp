@@ -32,4 +32,19 @@ std::optional<std::filesystem::path> latest_run_folder(const std::filesystem::pa
 // Removes all but the `keep` latest complete OUT/checkpoint-N folders (keep >= 1).
 void keep_latest(const std::filesystem::path& out, std::size_t keep);
 
+// OUT held by one run while it lives (an advisory lock on the folder, released when the process ends,
+// however it ends): a second run saving into OUT at the same time would replace the first's
+// checkpoints with its own. Creates OUT if missing. ValueError "OUT: another run is saving into this
+// folder (…)" when one is.
+class SaveFolderLock {
+public:
+    explicit SaveFolderLock(const std::filesystem::path& out);
+    ~SaveFolderLock();
+    SaveFolderLock(const SaveFolderLock&) = delete;
+    SaveFolderLock& operator=(const SaveFolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 }  // namespace remat::train

@@ -26,6 +26,7 @@
 #include "remat/core/random.hpp"
 #include "remat/data/dataset.hpp"
 #include "remat/ops/precision.hpp"
+#include "remat/train/run_folders.hpp"
 #include "remat/train/run_state.hpp"
 #include "remat/train/trainable.hpp"
 
@@ -158,6 +159,7 @@ private:
     ad::Tape tape_;
     RunState state_;
     data::Batch last_batch_;
+    std::unique_ptr<SaveFolderLock> save_lock_;  // rank 0's hold on `save` while the run lives
 };
 
 }  // namespace remat::train
