@@ -44,6 +44,8 @@ float parse_number(const std::string& option, const std::string& text, float min
     float value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     const bool in_range = exclusive ? value > minimum : value >= minimum;
+    if (error == std::errc::result_out_of_range)  // 1e300, 1e-300: not the reason below
+        throw Failure(option + " " + text + " is out of the range of a 32-bit float (about 1e-45 to 3.4e38)");
     if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || !in_range) {
         char bound[32];
         std::snprintf(bound, sizeof bound, "%g", static_cast<double>(minimum));
