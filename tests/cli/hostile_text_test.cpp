@@ -461,6 +461,8 @@ TEST_CASE("generate: flags out of range, one error line naming the flag and the 
         {{"--temperature", "nan"}, {"--temperature", "\"nan\""}},
         {{"--temperature", "inf"}, {"--temperature", "\"inf\""}},
         {{"--temperature", "-inf"}, {"--temperature", "\"-inf\""}},
+        {{"--temperature", "1e300"}, {"--temperature 1e300", "out of the range of a 32-bit float"}},  // not "must be at least 0"
+        {{"--repetition-penalty", "1e-300"}, {"--repetition-penalty 1e-300", "out of the range of a 32-bit float"}},
         {{"--top-p", "0"}, {"--top-p", "0"}},
         {{"--top-p", "1.5"}, {"--top-p", "1.5"}},
         {{"--top-p", "nan"}, {"--top-p", "nan"}},
