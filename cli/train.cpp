@@ -506,8 +506,9 @@ Command add_train_command(CLI::App& remat) {
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")
         ->type_name("POLICY");
     command->add_option("--lora", f->lora,
-                        "Train a LoRA adapter, the model frozen: r=R,alpha=A,dropout=P,targets=NAME,NAME… or regex=PATTERN, "
-                        "rslora=true (default: r=8,alpha=8,dropout=0 on PEFT's default targets for the model)")
+                        "Train a LoRA adapter, the model frozen: r=R,alpha=A,dropout=P,targets=NAME,NAME… (or targets=all-linear: "
+                        "every linear layer but the output layer, as PEFT) or regex=PATTERN, rslora=true "
+                        "(default: r=8,alpha=8,dropout=0 on PEFT's default targets for the model)")
         ->type_name("SETTINGS");
     command->add_option("--adapter", f->adapter, "Go on training this LoRA adapter (HF PEFT's adapter_config.json + adapter_model.safetensors)")
         ->type_name("ADIR");

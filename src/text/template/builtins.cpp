@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "template_error.hpp"
+#include "unicode_case.hpp"
 
 namespace remat::text::jinja {
 
@@ -65,48 +66,6 @@ bool is_space_point(const std::string& c) {
                                           "\u2005", "\u2006", "\u2007", "\u2008", "\u2009", "\u200a", "\u2028", "\u2029",
                                           "\u202f", "\u205f", "\u3000"};
     return std::any_of(std::begin(unicode), std::end(unicode), [&](const char* u) { return c == u; });
-}
-
-char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; }
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-bool ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-std::string upper(std::string s) {
-    for (char& c : s) c = ascii_upper(c);
-    return s;
-}
-std::string lower(std::string s) {
-    for (char& c : s) c = ascii_lower(c);
-    return s;
-}
-std::string capitalize(std::string s) {
-    s = lower(std::move(s));
-    if (!s.empty()) s[0] = ascii_upper(s[0]);
-    return s;
-}
-// Python's str.title(): a letter after a non-letter is upper case, others lower.
-std::string title_method(std::string s) {
-    bool after_letter = false;
-    for (char& c : s) {
-        const bool letter = ascii_letter(c);
-        c = letter ? (after_letter ? ascii_lower(c) : ascii_upper(c)) : c;
-        after_letter = letter;
-    }
-    return s;
-}
-// jinja2's title filter: words begin after spaces, '-', '(', '{', '[' and '<'.
-std::string title_filter(std::string s) {
-    bool start = true;
-    for (char& c : s) {
-        const bool boundary = c == ' ' || (c >= '\t' && c <= '\r') || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
-        if (boundary) {
-            start = true;
-            continue;
-        }
-        c = start ? ascii_upper(c) : ascii_lower(c);
-        start = false;
-    }
-    return s;
 }
 
 std::string replace(const std::string& s, const std::string& from, const std::string& to, std::int64_t count) {
@@ -208,10 +167,10 @@ Value string_method(const std::string& s, const std::string& name) {
             return Value::of(replace(s, text_of("replace", argument(a, 0, "old", Value::undefined())),
                                      text_of("replace", argument(a, 1, "new", Value::undefined())), integer_of("replace count", count)));
         });
-    if (name == "upper") return bind([s](Arguments&) { return Value::of(upper(s)); });
-    if (name == "lower") return bind([s](Arguments&) { return Value::of(lower(s)); });
-    if (name == "title") return bind([s](Arguments&) { return Value::of(title_method(s)); });
-    if (name == "capitalize") return bind([s](Arguments&) { return Value::of(capitalize(s)); });
+    if (name == "upper") return bind([s](Arguments&) { return Value::of(unicode_upper(s)); });
+    if (name == "lower") return bind([s](Arguments&) { return Value::of(unicode_lower(s)); });
+    if (name == "title") return bind([s](Arguments&) { return Value::of(unicode_title(s)); });
+    if (name == "capitalize") return bind([s](Arguments&) { return Value::of(unicode_capitalize(s)); });
     if (name == "find" || name == "count")
         return bind([s, name](Arguments& a) {
             at_most(name, a, 1);
@@ -255,20 +214,7 @@ Value string_method(const std::string& s, const std::string& name) {
             return Value::of(std::move(lines));
         });
     if (name == "isspace" || name == "isdigit" || name == "isalpha" || name == "isupper" || name == "islower")
-        return bind([s, name](Arguments&) {
-            if (s.empty()) return Value::of(false);
-            bool cased = false;
-            for (const char c : s) {
-                const bool ok = name == "isspace"   ? (c == ' ' || (c >= '\t' && c <= '\r'))
-                                : name == "isdigit" ? (c >= '0' && c <= '9')
-                                : name == "isalpha" ? ascii_letter(c)
-                                : name == "isupper" ? !(c >= 'a' && c <= 'z')
-                                                    : !(c >= 'A' && c <= 'Z');
-                if (!ok) return Value::of(false);
-                cased = cased || ascii_letter(c);
-            }
-            return Value::of(name == "isupper" || name == "islower" ? cased : true);
-        });
+        return bind([s, name](Arguments&) { return Value::of(unicode_is(name, s)); });
     return Value::undefined(name);
 }
 
@@ -407,8 +353,8 @@ bool apply_test(const std::string& name, const Value& v, Arguments& args) {
         return std::any_of(items.begin(), items.end(), [&](const Value& x) { return equal(x, v); });
     }
     if (name == "sameas") return v.kind == arg.kind && (v.kind == K::none || v.kind == K::undefined || equal(v, arg));
-    if (name == "lower") return v.kind == K::string && lower(v.string) == v.string;
-    if (name == "upper") return v.kind == K::string && upper(v.string) == v.string;
+    if (name == "lower") return v.kind == K::string && unicode_is("islower", v.string);  // jinja2: str(value).islower()
+    if (name == "upper") return v.kind == K::string && unicode_is("isupper", v.string);
     throw EvalError("no test named '" + name + "'");
 }
 
@@ -445,10 +391,10 @@ Value apply_filter(const std::string& name, Value v, Arguments& args, const Buil
     if (name == "string") return Value::of(to_string(v));
     if (name == "safe") return v;
     if (name == "e" || name == "escape") return Value::of(html_escape(to_string(v)));
-    if (name == "upper") return Value::of(upper(text_of(name, v)));
-    if (name == "lower") return Value::of(lower(text_of(name, v)));
-    if (name == "title") return Value::of(title_filter(text_of(name, v)));
-    if (name == "capitalize") return Value::of(capitalize(text_of(name, v)));
+    if (name == "upper") return Value::of(unicode_upper(text_of(name, v)));
+    if (name == "lower") return Value::of(unicode_lower(text_of(name, v)));
+    if (name == "title") return Value::of(jinja_title(text_of(name, v)));
+    if (name == "capitalize") return Value::of(unicode_capitalize(text_of(name, v)));
     if (name == "replace") {
         at_most(name, args, 3);
         const Value count = argument(args, 2, "count", Value::of(std::int64_t{-1}));
