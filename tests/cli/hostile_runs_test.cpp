@@ -375,7 +375,8 @@ TEST_CASE("1. Llama-family values that are extreme but meaningful load and run, 
     const RunFiles io = run_files();
     for (const auto& [name, field, raw] : std::vector<std::tuple<std::string, std::string, std::string>>{
              {"theta-1e308", "rope_theta", "1e308"}, {"eps-1e308", "rms_norm_eps", "1e308"}, {"sliding-window-null", "sliding_window", "null"}}) {
-        CAPTURE(name);
+        const auto shown = name;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         const fs::path dir = llama_with("mistral-window", name, {{field, raw}});
         accepted({"info", dir.string()});
         fs::remove(io.out);
@@ -595,7 +596,8 @@ TEST_CASE("2. two runs started into one --save folder: the second is refused, th
     std::size_t checkpoints = 0;
     for (const auto& e : fs::directory_iterator(save)) {
         const std::string name = e.path().filename().string();
-        CAPTURE(name);
+        const auto shown = name;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         CHECK_FALSE(name.starts_with("."));  // no .partial or .old folder left
         CHECK(name.find(".tmp-") == std::string::npos);
         if (!name.starts_with("checkpoint-")) continue;
@@ -629,7 +631,8 @@ const std::string first_line = "{\"step\":1,\"tokens\":16,\"loss\":5.5}\n";
 
 TEST_CASE("3. plot logs: NaN and infinities, numbers past a double, binary garbage, no final newline, an empty file") {
     const auto refused_plot = [](const std::string& name, const std::string& text, const std::string& message) {
-        CAPTURE(name);
+        const auto shown = name;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         const PlotFiles f = plot_files(name, text);
         refused({"plot", f.log.string(), "-o", f.out.string()}, {f.log.string() + ": " + message}, {f.folder});
     };
@@ -654,7 +657,8 @@ namespace {
 // Draws the log into a new picture: exit code 0, the earlier picture untouched, and a picture that
 // stays a picture — a diverged loss is a real loss to draw, so every coordinate must be finite.
 Timed drawn(const std::string& name, const std::string& text) {
-    CAPTURE(name);
+    const auto shown = name;  // clang 14: no lambda (CAPTURE) captures a structured binding
+    CAPTURE(shown);
     const PlotFiles f = plot_files(name, text);
     const fs::path out = f.folder / "new.svg";
     const Timed t = accepted({"plot", f.log.string(), "-o", out.string()});
@@ -700,7 +704,8 @@ TEST_CASE("4. budget texts: 0, -5MB, 1e999, abc, through remat run, train and pl
         {"0", "memory size \"0\": no unit"}, {"-5MB", "memory size \"-5MB\": no number"},
         {"1e999", "memory size \"1e999\": unknown unit \"e999\""}, {"abc", "memory size \"abc\": no number"}};
     for (const auto& [budget, message] : budgets) {
-        CAPTURE(budget);
+        const auto shown = budget;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         refused({"run", tiny.string(), "--input", io.in.string(), "--out", io.out.string(), "--checkpoint", "budget:" + budget},
                 {"--checkpoint: " + message + sizes}, {io.folder});
         const fs::path save = runs() / "budget-save";

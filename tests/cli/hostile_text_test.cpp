@@ -325,7 +325,8 @@ TEST_CASE("tokenizer.json that HF's tokenizers would not load, or remat does not
         {tokenizer_with("no-model", [](Json& t) { t.erase("model"); }), {"\"model\""}},
     };
     for (const auto& [dir, names] : cases) {
-        CAPTURE(dir);
+        const auto shown = dir;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         std::vector<std::string> all{path(dir)};
         all.insert(all.end(), names.begin(), names.end());
         refused({"tokenize", dir.string(), hello().string()}, all, {dir, hello().parent_path()});
@@ -333,7 +334,8 @@ TEST_CASE("tokenizer.json that HF's tokenizers would not load, or remat does not
     // encode refuses the same files with the same line, before writing anything.
     for (const char* name : {"merge-unknown-result", "vocab-id-2e40", "deep-normalizer", "added-duplicate-id"}) {
         const fs::path dir = scratch() / "hostile-text" / name;
-        CAPTURE(dir);
+        const auto shown = dir;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         refused({"encode", dir.string(), hello().string(), "-o", (dir / "out.tok").string()}, {path(dir)}, {dir, hello().parent_path()});
     }
 }
@@ -432,7 +434,8 @@ TEST_CASE("tokenizer_config.json of wrong types: one error line naming the file,
         {config_text("config-deep", R"({"bos_token": )" + deep_array + "}"), {"nested deeper than 64 levels"}},
     };
     for (const auto& [dir, names] : cases) {
-        CAPTURE(dir);
+        const auto shown = dir;  // clang 14: no lambda (CAPTURE) captures a structured binding
+        CAPTURE(shown);
         std::vector<std::string> all{path(dir)};
         all.insert(all.end(), names.begin(), names.end());
         refused({"tokenize", dir.string(), hello().string()}, all, {dir, hello().parent_path()});
@@ -556,7 +559,8 @@ TEST_CASE("generate: generation_config.json out of range, refused as the flags a
     const std::string config = (dir / "generation_config.json").string();
     const auto check_all = [&](const std::vector<std::pair<std::string, std::vector<std::string>>>& cases) {
         for (const auto& [text, names] : cases) {
-            CAPTURE(text.substr(0, 60));
+            const auto shown = text.substr(0, 60);  // clang 14: no lambda (CAPTURE) captures a structured binding
+            CAPTURE(shown);
             write_text(dir / "generation_config.json", text);
             std::vector<std::string> all{config};
             all.insert(all.end(), names.begin(), names.end());
