@@ -9,6 +9,7 @@
 
 #include "remat/ad/tape.hpp"
 #include "remat/data/packing.hpp"
+#include "tests/support/supervised_example.hpp"
 #include "tests/support/table_model.hpp"
 
 using namespace remat;
@@ -17,16 +18,9 @@ namespace {
 
 data::SupervisedExamples packing_examples() {
     data::SupervisedExamples ex;
-    const auto add = [&](std::vector<std::int64_t> ids, std::size_t unlabelled) {
-        data::SupervisedExample e{ids, ids};
-        for (std::size_t i = 0; i < unlabelled; ++i) e.labels[i] = data::ignore_label;
-        ex.examples.push_back(std::move(e));
-    };
-    add({5, 9, 14, 3, 27}, 2);
-    add({8, 1, 1, 40, 33, 12, 6, 19, 2}, 4);
-    add({30, 31, 32}, 0);  // every label kept: the first one is what packing drops
-    add({7, 7, 41, 42, 43, 44, 45}, 1);
-    add({11, 12}, 0);
+    ex.examples = {test::supervised_example({5, 9, 14, 3, 27}, 2), test::supervised_example({8, 1, 1, 40, 33, 12, 6, 19, 2}, 4),
+                   test::supervised_example({30, 31, 32}, 0),  // every label kept: the first one is what packing drops
+                   test::supervised_example({7, 7, 41, 42, 43, 44, 45}, 1), test::supervised_example({11, 12}, 0)};
     return ex;
 }
 

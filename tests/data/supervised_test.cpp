@@ -8,6 +8,7 @@
 
 #include "remat/data/supervised.hpp"
 #include "remat/text/hf_tokenizer.hpp"
+#include "tests/support/supervised_example.hpp"
 #include "tests/support/table_model.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tokenizer_folder.hpp"
@@ -134,14 +135,8 @@ TEST_CASE("supervised examples: text, completion and chat, labelled on the answe
 
 TEST_CASE("supervised batches: padded on the right as DataCollatorForSeq2Seq; the loss is the examples' own") {
     data::SupervisedExamples ex;
-    const auto add = [&](std::vector<std::int64_t> ids, std::size_t unlabelled) {
-        data::SupervisedExample e{ids, ids};
-        for (std::size_t i = 0; i < unlabelled; ++i) e.labels[i] = data::ignore_label;
-        ex.examples.push_back(std::move(e));
-    };
-    add({5, 9, 14, 3, 27}, 2);
-    add({8, 1, 1, 40, 33, 12, 6, 19, 2}, 4);
-    add({30, 31, 32}, 0);
+    ex.examples = {test::supervised_example({5, 9, 14, 3, 27}, 2), test::supervised_example({8, 1, 1, 40, 33, 12, 6, 19, 2}, 4),
+                   test::supervised_example({30, 31, 32}, 0)};
     const data::SupervisedBatches batches(ex, 0, "examples");
     CHECK(batches.size() == 3);
     CHECK(batches.tokens_per_example() == 6);  // 17 tokens over 3, rounded up
