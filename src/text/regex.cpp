@@ -16,16 +16,20 @@ std::string pcre2_message(int code) {
                                                                      : reinterpret_cast<const char*>(buffer);
 }
 
-pcre2_code* compile_code(std::string_view pattern, std::uint32_t options, const std::string& where) {
+// `written` is the pattern as the file has it, for the message, when `pattern` is its translation (the
+// offset PCRE2 gives is then in the translation: not shown).
+pcre2_code* compile_code(std::string_view pattern, std::uint32_t options, const std::string& where,
+                         std::string_view written = {}) {
     int error = 0;
     PCRE2_SIZE at = 0;
     // PCRE2_LITERAL takes no PCRE2_UCP (nor needs it).
     const std::uint32_t unicode = options & PCRE2_LITERAL ? PCRE2_UTF : PCRE2_UTF | PCRE2_UCP;
     pcre2_code* code =
         pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), unicode | options, &error, &at, nullptr);
+    const bool translated = !written.empty() && written != pattern;
     if (!code)
-        throw FormatError(where + ": cannot compile the pattern " + in_quotes(pattern) + ": " + pcre2_message(error) + " at offset " +
-                          std::to_string(at));
+        throw FormatError(where + ": cannot compile the pattern " + in_quotes(translated ? written : pattern) + ": " +
+                          pcre2_message(error) + (translated ? "" : " at offset " + std::to_string(at)));
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // without JIT (an error here), pcre2_match interprets
     return code;
 }
@@ -157,9 +161,7 @@ Regex Regex::from_oniguruma(std::string_view pattern, const std::string& where) 
         }
         out += c;
     }
-    Regex regex = compile(out, where);
-    regex.pattern_ = pattern;  // messages show the pattern as the file has it
-    return regex;
+    return Regex(compile_code(out, 0, where, pattern), std::string(pattern), where);  // messages show the pattern as written
 }
 
 MatchData::MatchData(const Regex& regex) : data(pcre2_match_data_create_from_pattern(regex.code(), nullptr)) {

@@ -299,4 +299,8 @@ TEST_CASE("tokenizer.json: what remat does not read is refused by name") {
           file + ": post_processor: special token id 7 is no token's id (neither model.vocab nor added_tokens has it)");
     CHECK(error({{"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}, {"invert", false}}}})
               .starts_with(file + ": pre_tokenizer.pattern: cannot compile the pattern \"(a\": "));
+    // A pattern remat translates (\p{L} gains the letters PCRE2 does not know) is named as written,
+    // without the translation's offset.
+    CHECK(error({{"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "\\p{L}+("}}}, {"behavior", "Isolated"}, {"invert", false}}}}) ==
+          file + ": pre_tokenizer.pattern: cannot compile the pattern \"\\\\p{L}+(\": missing closing parenthesis");  // in_quotes doubles the backslash
 }
