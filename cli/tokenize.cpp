@@ -1,5 +1,6 @@
 #include "cli/tokenize.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -54,6 +55,19 @@ std::vector<std::int64_t> parse_ids(const std::string& input, const std::string&
     return out;
 }
 
+// [1,22557,1526] and a newline (compact JSON), written directly: a JSON document of a text's ids took
+// more memory than the ids themselves.
+std::string ids_as_json(const std::vector<std::int64_t>& ids) {
+    std::string out = "[";
+    out.reserve(ids.size() * 5 + 2);
+    char digits[24];
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i) out += ',';
+        out.append(digits, std::to_chars(digits, digits + sizeof digits, ids[i]).ptr);
+    }
+    return out + "]\n";
+}
+
 void write_all(const std::string& bytes) {
     if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0)
         throw Failure("cannot write to standard output");
@@ -76,13 +90,13 @@ int tokenize(const TokenizeOptions& o) {
         write_all(tokenizer.decode_as_hf(parse_ids(input, source), o.skip_special));
         return exit_ok;
     }
-    std::string printed;
+    std::vector<std::int64_t> ids;
     try {
-        printed = nlohmann::json(o.special ? tokenizer.encode_with_special_tokens(input) : tokenizer.encode(input)).dump() + "\n";
+        ids = o.special ? tokenizer.encode_with_special_tokens(input) : tokenizer.encode(input);
     } catch (const std::bad_alloc&) {
         throw Failure(out_of_memory_tokenizing(source, input.size()));
     }
-    write_all(printed);
+    write_all(ids_as_json(ids));
     return exit_ok;
 }
 
