@@ -44,6 +44,11 @@ int encode(const EncodeOptions& o) {
     const text::FolderTokenizer tokenizer = tokenizer_of_folder(o.tokdir);
     const std::uint64_t fingerprint = data::tokenizer_fingerprint(o.tokdir);
     for (const std::string& w : tokenizer.warnings) print_warning(w);
+    // Raw bytes join documents as they are by design; a vocabulary without an end of text does so too,
+    // where a user expects a separator: said.
+    if (!tokenizer.tokenizer->document_separator() && !dynamic_cast<const text::ByteTokenizer*>(tokenizer.tokenizer.get()))
+        print_warning(o.tokdir.string() + ": the tokenizer has no end-of-text token (tokenizer_config.json's eos_token, or "
+                      "<|endoftext|>): documents are joined without a separator");
     if (o.out.extension() != data::token_file_extension)
         print_warning(o.out.string() + " does not end in " + data::token_file_extension + ": a folder of token files is read by its *" +
                       data::token_file_extension + " files only");

@@ -68,6 +68,7 @@ int generate(const GenerateOptions& o) {
     const text::FolderTokenizer tokenizer = tokenizer_of(folder, summary.sizes.vocab_size);
     for (const std::string& w : tokenizer.warnings) print_warning(w);
     std::vector<std::int64_t> prompt_ids;
+    const std::string source = o.chat ? "--chat " + o.chat->string() : o.prompt ? "--prompt" : o.prompt_file->string();
     if (o.chat) {
         prompt_ids = tokenizer.tokenizer->encode(conversation_text(o.dir, *o.chat, true));  // the template writes the special tokens
     } else {
@@ -76,13 +77,13 @@ int generate(const GenerateOptions& o) {
         try {
             prompt_ids = tokenizer.tokenizer->encode_with_special_tokens(prompt);
         } catch (const std::bad_alloc&) {
-            throw Failure(out_of_memory_tokenizing(o.prompt ? "--prompt" : o.prompt_file->string(), prompt.size()));
+            throw Failure(out_of_memory_tokenizing(source, prompt.size()));
         }
     }
     if (prompt_ids.empty()) throw Failure("the prompt has no tokens");
     const std::size_t context = summary.sizes.n_positions;
     if (prompt_ids.size() > context)
-        throw Failure("the prompt is " + std::to_string(prompt_ids.size()) + " tokens, longer than the model's context of " +
+        throw Failure(source + ": the prompt is " + std::to_string(prompt_ids.size()) + " tokens, longer than the model's context of " +
                       std::to_string(context) + " positions");
     generation::Options g = settings(o, folder.dir, context);
     check_run_fits("--max-new-tokens " + std::to_string(g.max_new_tokens), checkpoint_weight_bytes(folder.dir), 1,

@@ -115,7 +115,7 @@ TEST_CASE("generate") {
         for (int i = 0; i < 40; ++i) long_prompt += " word";
         const Result r = run_remat({"generate", model.string(), "--prompt", long_prompt});
         CHECK(r.code == 2);
-        CHECK(r.err.find("error: the prompt is ") == 0);
+        CHECK(r.err.find("error: --prompt: the prompt is ") == 0);
         CHECK(r.err.find("longer than the model's context of 32 positions") != std::string::npos);
     }
 }

@@ -76,6 +76,14 @@ inline std::optional<rlim_t>& child_memory_limit() {
     return limit;
 }
 
+// Whether ChildMemoryLimit limits anything: a test of what happens beyond the memory is skipped where
+// it does not, since there the text is tokenised (slowly) instead of refused.
+#ifndef REMAT_ASAN
+inline constexpr bool memory_can_be_limited = true;
+#else
+inline constexpr bool memory_can_be_limited = false;
+#endif
+
 // While one lives, remat runs under `bytes` of address space, so that a refusal which over-allocates
 // fails its test instead of passing slowly. Not under AddressSanitizer, whose shadow memory alone
 // reserves terabytes of address space.
