@@ -1,7 +1,7 @@
 // Data-parallel GPT-2 steps (forward + backward of two micro-batches, dropout 0), for
 // docs/distributed.md's table; a benchmark, never a test:
 //
-//   mpirun --allow-run-as-root -np 2 build/bench/data_parallel_step small|deep [ROUNDS]
+//   mpirun --allow-run-as-root -np 2 build/bench/data_parallel_step small|deep [ROUNDS] [BUCKET_MIB]
 //       2 ranks x 1 thread, one micro-batch each. Every round runs three steps in turn, so that all
 //       three see the same machine: the gradient sum left out (what the step costs without it; not a
 //       way to train, the ranks' gradients then differ), summed after backward (the sum timed on its
@@ -9,14 +9,21 @@
 //   build/bench/data_parallel_step small|deep [ROUNDS]
 //       1 rank on all its threads, the two micro-batches accumulated (--accumulate 2).
 //
-// Medians over ROUNDS (default 8; the first round left out). The share of the communication hidden
-// behind backward is (step without the sum + communication − step with the overlapped sum) /
-// communication. Each step starts at a barrier; the tokens are random ids drawn per micro-batch.
+// BUCKET_MIB: the sum's bucket size, as remat train's --bucket-size (default 25). Medians over ROUNDS
+// (default 8; the first round left out). The share of the communication hidden behind backward is
+// (step without the sum + communication − step with the overlapped sum) / communication. Each step
+// starts at a barrier; the tokens are random ids drawn per micro-batch. A second line gives rank 0's
+// CPU time, user and system, in each of the three: over a network the kernel's TCP work is system
+// time on the rank's own core, which overlap cannot hide when every core computes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "bench/configs.hpp"
 #include "remat/ad/tape.hpp"
@@ -30,6 +37,27 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// This process's CPU time so far, ms.
+struct Cpu {
+    double user = 0, system = 0;
+};
+Cpu cpu_now() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto ms = [](timeval t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+    return {ms(u.ru_utime), ms(u.ru_stime)};
+}
+
+// The CPU time of one kind of step (or phase), round by round.
+struct CpuSpent {
+    std::vector<double> user, system;
+    void add_since(Cpu from) {
+        const Cpu now = cpu_now();
+        user.push_back(now.user - from.user);
+        system.push_back(now.system - from.system);
+    }
+};
 
 double median(std::vector<double> v) {
     if (v.size() > 1) v.erase(v.begin());  // the first round warms up
@@ -51,6 +79,7 @@ int main(int argc, char** argv) {
     dist::World world;
     const std::string name = argc > 1 ? argv[1] : "small";
     const int rounds = argc > 2 ? std::stoi(argv[2]) : 8;
+    const double bucket_mib = argc > 3 ? std::stod(argv[3]) : 25;
     const bool deep = name == "deep";
     const std::size_t T = deep ? 256 : 128, B = deep ? 4 : 2, V = deep ? 8192 : 50257;
     Generator init(1);
@@ -62,34 +91,48 @@ int main(int argc, char** argv) {
 
     ad::Tape tape;
     train::MicroBatches micro(params);
-    dist::GradientReducer reducer(world, params);
+    dist::GradientReducer reducer(world, params, static_cast<std::size_t>(bucket_mib * (1 << 20)));
+    // The first progress call comes after backward's first op: the overlap's window opens there.
+    std::optional<Clock::time_point> backward_start;
     const train::GradientWatch watch{.final = [&](std::size_t i, Tensor* g) { reducer.ready(i, g); },
-                                     .progress = [&] { reducer.progress(); }};
+                                     .progress = [&] {
+                                         if (!backward_start) backward_start = Clock::now();
+                                         reducer.progress();
+                                     }};
     auto loss = [&](std::size_t j) { return model.loss(model(batches[j]), batches[j]); };
 
-    std::vector<double> without, after, after_backward, communication, during, waiting;
+    std::vector<double> without, after, after_backward, communication, during, forward, waiting;
+    CpuSpent without_cpu, communication_cpu, during_cpu;
     for (int r = 0; r < rounds; ++r) {
         world.barrier();
         auto start = Clock::now();
+        Cpu cpu = cpu_now();
         train::StepGradient g = micro.run(tape, per_rank, loss, 2);
         without.push_back(ms_since(start));
+        without_cpu.add_since(cpu);
         if (N == 1) continue;
 
         world.barrier();
         start = Clock::now();
         g = micro.run(tape, per_rank, loss, 2);
         const auto sum_start = Clock::now();
+        cpu = cpu_now();
         after_backward.push_back(ms_since(start));
         for (std::size_t i = 0; i < params.size(); ++i) reducer.ready(i, g.grads[i]);
         g.grads = reducer.finish();
         communication.push_back(ms_since(sum_start));
+        communication_cpu.add_since(cpu);
         after.push_back(ms_since(start));
 
         world.barrier();
+        backward_start.reset();
         start = Clock::now();
+        cpu = cpu_now();
         g = micro.run(tape, per_rank, loss, 2, &watch);
         g.grads = reducer.finish();
         during.push_back(ms_since(start));
+        during_cpu.add_since(cpu);
+        forward.push_back(std::chrono::duration<double, std::milli>(*backward_start - start).count());
         waiting.push_back(reducer.last_wait_seconds() * 1e3);
     }
     if (!world.is_root()) return 0;
@@ -99,8 +142,11 @@ int main(int argc, char** argv) {
     }
     const double none = median(without), comm = median(communication), with_sum = median(during);
     std::printf("%s: %zu ranks, %zu buckets: without the sum %.0f ms/step; summed after backward %.0f ms/step, of which "
-                "communication %.1f ms (backward ends at %.0f ms); summed during backward %.0f ms/step (waiting %.1f ms after backward); "
+                "communication %.1f ms (backward from %.0f to %.0f ms); summed during backward %.0f ms/step (waiting %.1f ms after backward); "
                 "hidden %.0f %% (median of %d)\n",
-                name.c_str(), N, reducer.bucket_count(), none, median(after), comm, median(after_backward), with_sum, median(waiting),
+                name.c_str(), N, reducer.bucket_count(), none, median(after), comm, median(forward), median(after_backward), with_sum, median(waiting),
                 100 * (none + comm - with_sum) / comm, rounds - 1);
+    auto cpu = [](const CpuSpent& c) { return std::to_string(std::lround(median(c.user))) + " + " + std::to_string(std::lround(median(c.system))); };
+    std::printf("%s: rank 0's CPU, user + system ms: without the sum %s; communication after backward %s; summed during backward %s\n",
+                name.c_str(), cpu(without_cpu).c_str(), cpu(communication_cpu).c_str(), cpu(during_cpu).c_str());
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <cstring>
@@ -48,6 +49,27 @@ constexpr const char* run_state_file = "run_state.json";
 // reported loss (--checkpoint: every policy gives the same gradients).
 constexpr const char* free_to_change = "--log, --log-every, --save-every, --keep, --validate-every and --checkpoint";
 
+// How a step's gradients are added (a float sum's grouping decides its bits): micro-batch after
+// micro-batch when one process or one micro-batch per rank computes them, else each rank's first.
+std::string gradient_sum_grouping(std::size_t accumulate, std::size_t ranks) {
+    if (accumulate == 1 || ranks == 1) return "in micro-batch order";
+    return "by rank, " + std::to_string(accumulate) + " micro-batches each";
+}
+
+// "--accumulate x ranks" and "gradient sum" of a run saved when it recorded --accumulate and ranks
+// apart (empty when it has neither: the run is refused as not written by this remat).
+std::vector<std::pair<std::string, std::string>> saved_micro_batches(const fs::path& run_state) {
+    const train::RunState saved = train::load_run_state(run_state);
+    std::optional<std::size_t> accumulate;
+    std::size_t ranks = 1;
+    for (const auto& [name, value] : saved.arguments) {
+        if (name == "--accumulate") accumulate = std::strtoull(value.c_str(), nullptr, 10);
+        if (name == "ranks") ranks = std::strtoull(value.c_str(), nullptr, 10);
+    }
+    if (!accumulate) return {};
+    return {{"--accumulate x ranks", std::to_string(*accumulate * ranks)}, {"gradient sum", gradient_sum_grouping(*accumulate, ranks)}};
+}
+
 // The settings that decide what the run computes, as they are compared on resume.
 std::vector<std::pair<std::string, std::string>> computation_arguments(const TrainOptions& o, std::size_t ranks, std::size_t seq,
                                                                        std::int64_t total_steps, const RunDataset& data,
@@ -64,7 +86,9 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--valid-windows", std::to_string(valid_count)},
             {"--seq", std::to_string(seq)},
             {"--batch", std::to_string(o.batch)},
-            {"--accumulate", std::to_string(o.accumulate)},
+            // A step's micro-batches, whichever ranks compute them: N ranks x 1 resume as one process x N.
+            {"--accumulate x ranks", std::to_string(o.accumulate * ranks)},
+            {"gradient sum", gradient_sum_grouping(o.accumulate, ranks)},
             {"--steps", std::to_string(total_steps)},
             {"--lr", shortest_text(o.lr)},
             {"--schedule", o.schedule},
@@ -73,8 +97,7 @@ std::vector<std::pair<std::string, std::string>> computation_arguments(const Tra
             {"--weight-decay", shortest_text(o.weight_decay)},
             {"--clip", shortest_text(o.clip)},
             {"--seed", std::to_string(o.seed)},
-            {"--precision", std::string(name(o.precision))},
-            {"ranks", std::to_string(ranks)}};
+            {"--precision", std::string(name(o.precision))}};
 }
 
 // A LoRA run's own settings, compared on resume like the others: the adapter's config, where it
@@ -320,13 +343,17 @@ int train_in(const dist::World& world, const TrainOptions& o) {
         .added_arguments = [&] {
             // Runs saved before supervised examples read token data.
             std::vector<std::pair<std::string, std::string>> added = {
-                {"--precision", "fp32"}, {"ranks", "1"}, {"--format", ""}, {"--mask-prompt", ""}, {"--pack", "false"}};
+                {"--precision", "fp32"}, {"--format", ""}, {"--mask-prompt", ""}, {"--pack", "false"}};
+            // Runs saved before a rank count could change kept --accumulate and ranks apart.
+            if (resumed)
+                for (auto& a : saved_micro_batches(*resumed / run_state_file)) added.push_back(std::move(a));
             for (auto& a : lora_arguments(o, std::nullopt)) added.push_back(std::move(a));
             return added;
         }(),
         .world = &world,
         .sum_during_backward = o.sum_during_backward,
         .bucket_bytes = o.bucket_bytes,
+        .shard_optimizer = o.shard_optimizer,
         .on_step = [&](const train::StepReport& r) {
             elapsed += r.seconds;
             const double done = static_cast<double>(r.step - first_step);
@@ -367,6 +394,8 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     }();
     if (world.is_root())
         for (const std::string& w : tokenizer.warnings) print_warning(w);  // once the inputs are known to be good
+    if (o.shard_optimizer && ranks == 1 && world.is_root())
+        print_warning("--shard-optimizer: this one process keeps the whole optimiser state; the state is sharded over mpirun's ranks");
     if (o.log && world.is_root()) log.emplace(*o.log, resumed ? std::optional(first_step) : std::nullopt);
 
     std::printf("model: %s (%s, %zu parameters), checkpointing %s\n", weights.dir.string().c_str(),
@@ -424,6 +453,18 @@ int train_in(const dist::World& world, const TrainOptions& o) {
     if (done.valid_loss) std::printf(", validation loss %.4f (perplexity %.2f)", *done.valid_loss, std::exp(*done.valid_loss));
     std::printf(", loop overhead %.2f %%\n",
                 100.0 * (done.data_seconds + done.report_seconds) / std::max(done.seconds + done.report_seconds, 1e-9));
+    if (o.shard_optimizer && ranks > 1) {  // ZeRO-1's point, per rank
+        std::size_t unsharded = 0, most = 0;
+        std::string each;
+        for (std::size_t bytes : done.optimiser_bytes) {
+            unsharded += bytes;
+            most = std::max(most, bytes);
+            each += (each.empty() ? "" : ", ") + readable_memory_size(bytes);
+        }
+        std::printf("optimiser state per rank: %s (at most %.2fx unsharded, %s)\n", each.c_str(),
+                    static_cast<double>(most) / static_cast<double>(std::max<std::size_t>(unsharded, 1)),
+                    readable_memory_size(unsharded).c_str());
+    }
     if (o.save && world.is_root()) {
         const std::string written = save_trained(*model, lora_run, folder, *o.save);
         std::printf("saved %s: %s\n", o.save->string().c_str(), written.c_str());
@@ -501,6 +542,9 @@ Command add_train_command(CLI::App& remat) {
                         "(the same bits; default: during-backward)")
         ->type_name("WHEN");
     add(command, "--bucket-size", f->bucket_size, "Under mpirun: how many gradients each of those sums takes, as a size (default: 25MiB)", "SIZE");
+    command->add_flag("--shard-optimizer", f->options.shard_optimizer,
+                      "Under mpirun: each rank keeps the AdamW state of its 1/N of the parameters and updates those only "
+                      "(ZeRO-1; the same bits, and any rank count resumes its checkpoints)");
     command->add_option("--checkpoint", f->options.checkpoint,
                         "Checkpointing policy: none, blocks, every:K, sqrt, selective, selective:KINDS (e.g. attention+narrowing), budget:SIZE (the fastest plan whose "
                         "peak activation memory fits SIZE: 3GiB, 500MB), auto (fits the memory left) or plan:TEXT (default: none)")

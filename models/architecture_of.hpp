@@ -17,15 +17,20 @@ namespace detail {
 template <class M>
 class OptimiserOf final : public train::Optimiser {
 public:
-    OptimiserOf(M& model, const train::AdamW& rule, std::vector<bool> decays = {})
-        : model_(model), state_(train::setup(rule, model)) {
+    OptimiserOf(M& model, const train::AdamW& rule, std::vector<bool> decays = {}, std::vector<bool> owned = {})
+        : model_(model), state_(train::setup(rule, model, std::move(owned))) {
         state_.decays = std::move(decays);
     }
     void update(std::span<const Tensor* const> grads) override { train::update(state_, model_, grads); }
     void set_learning_rate(float lr) override { state_.rule.lr = lr; }
     std::int64_t step() const override { return state_.step; }
     void save_state(const std::filesystem::path& path) const override { train::save_state(state_, path); }
-    void load_state(const std::filesystem::path& path) override { train::load_state(state_, path); }
+    void load_state(std::span<const std::filesystem::path> paths) override { train::load_state(state_, paths); }
+    std::size_t state_bytes() const override {
+        std::size_t bytes = 0;
+        for (const auto& moment : state_.moments) tree::foreach_parameter(moment, [&](const std::string&, const Param& p) { bytes += p.size() * sizeof(float); });
+        return bytes;
+    }
 
 private:
     M& model_;
@@ -67,8 +72,8 @@ public:
     std::unique_ptr<train::Optimiser> adamw(const train::AdamW& rule) override {
         return std::make_unique<OptimiserOf<M>>(model_, rule);
     }
-    std::unique_ptr<train::Optimiser> trainer_adamw(const train::AdamW& rule) override {
-        return std::make_unique<OptimiserOf<M>>(model_, rule, train::weight_decay_mask(model_));
+    std::unique_ptr<train::Optimiser> trainer_adamw(const train::AdamW& rule, std::vector<bool> owned) override {
+        return std::make_unique<OptimiserOf<M>>(model_, rule, train::weight_decay_mask(model_), std::move(owned));
     }
     std::size_t set_lora(const adapters::LoraConfig& config, Generator& init,
                          std::shared_ptr<Generator> dropout_rng) override {

@@ -31,6 +31,7 @@
 #include "remat/data/supervised.hpp"
 #include "remat/data/token_file.hpp"
 #include "remat/dist/gradient_reducer.hpp"
+#include "remat/dist/shards.hpp"
 #include "remat/dist/world.hpp"
 #include "remat/generation/generate.hpp"
 #include "remat/generation/generation_config.hpp"

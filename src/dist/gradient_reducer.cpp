@@ -64,6 +64,7 @@ struct GradientReducer::State {
     std::size_t ranks, rank;
     MPI_Comm comm = MPI_COMM_NULL;
     std::vector<Param*> params;
+    std::vector<std::size_t> owners;        // per parameter, the rank that gets its sum; empty: every rank
     std::vector<std::ptrdiff_t> bucket_of;  // per parameter; −1: frozen
     std::vector<std::size_t> member_of;     // its index in its bucket
     std::vector<Bucket> buckets;
@@ -72,7 +73,10 @@ struct GradientReducer::State {
     std::vector<Tensor> spare;              // zeros for a parameter this rank has no gradient for
     double wait_seconds = 0;
 
-    State(const World& w, std::vector<Param*> p) : world(w), ranks(w.size()), rank(w.rank()), params(std::move(p)) {}
+    State(const World& w, std::vector<Param*> p, std::vector<std::size_t> o)
+        : world(w), ranks(w.size()), rank(w.rank()), params(std::move(p)), owners(std::move(o)) {}
+
+    bool owns(std::size_t param) const { return owners.empty() || owners[param] == rank; }
 
     // The bucket's elements [a, b) as runs in the tensors they live in.
     std::vector<Piece> pieces(Bucket& bucket, std::size_t a, std::size_t b) const {
@@ -97,6 +101,7 @@ struct GradientReducer::State {
 
     // Scatter: rank s gets every rank's slice s.
     void start(std::size_t b) {
+        if (!owners.empty()) return start_to_owners(b);
         Bucket& bucket = buckets[b];
         const std::size_t mine = slice_size(bucket, rank);
         bucket.received.resize(mine * (ranks - 1));
@@ -137,6 +142,51 @@ struct GradientReducer::State {
         bucket.phase = Phase::gathering;
     }
 
+    // ZeRO-1: every member's gradient goes to its owner alone, which keeps the other ranks' copies in
+    // `received` (per owned member, in member order, the other ranks' in rank order).
+    void start_to_owners(std::size_t b) {
+        Bucket& bucket = buckets[b];
+        std::size_t owned = 0;
+        for (const Member& m : bucket.members)
+            if (owns(m.param)) owned += m.size;
+        bucket.received.resize(owned * (ranks - 1));
+        bucket.requests.clear();
+        float* into = bucket.received.data();
+        for (const Member& m : bucket.members) {
+            float* g = gradient[m.param]->data();
+            if (!owns(m.param)) {
+                for (std::size_t at = 0; at < m.size; at += piece_limit)
+                    send(bucket, g + at, std::min(piece_limit, m.size - at), owners[m.param], tag(b, 0));
+                continue;
+            }
+            for (std::size_t s = 0; s < ranks; ++s) {
+                if (s == rank) continue;
+                for (std::size_t at = 0; at < m.size; at += piece_limit) {
+                    const std::size_t count = std::min(piece_limit, m.size - at);
+                    receive(bucket, into, count, s, tag(b, 0));
+                    into += count;
+                }
+            }
+        }
+        bucket.phase = Phase::scattering;
+    }
+
+    // ZeRO-1: each owned member ← 0 + x₀ + x₁ + … in rank order; nothing to send back.
+    void sum_owned(std::size_t b) {
+        Bucket& bucket = buckets[b];
+        const float* copies = bucket.received.data();
+        std::vector<const float*> terms(ranks);
+        for (const Member& m : bucket.members) {
+            if (!owns(m.param)) continue;
+            float* g = gradient[m.param]->data();
+            for (std::size_t s = 0; s < ranks; ++s) terms[s] = s == rank ? g : copies + m.size * (s < rank ? s : s - 1);
+            add_in_order(terms, g, m.size);
+            copies += m.size * (ranks - 1);
+        }
+        bucket.requests.clear();
+        bucket.phase = Phase::done;
+    }
+
     void send(Bucket& bucket, float* data, std::size_t count, std::size_t to, int t) {
         bucket.requests.emplace_back();
         MPI_Isend(data, static_cast<int>(count), MPI_FLOAT, static_cast<int>(to), t, comm, &bucket.requests.back());
@@ -158,7 +208,9 @@ struct GradientReducer::State {
                 MPI_Testall(static_cast<int>(bucket.requests.size()), bucket.requests.data(), &through, MPI_STATUSES_IGNORE);
             }
             if (!through) return;
-            if (bucket.phase == Phase::scattering) {
+            if (bucket.phase == Phase::scattering && !owners.empty()) {
+                sum_owned(b);
+            } else if (bucket.phase == Phase::scattering) {
                 sum_and_gather(b);
             } else {
                 bucket.requests.clear();
@@ -185,10 +237,17 @@ void check_same_parameters(const World& world, MPI_Comm comm, const std::vector<
 }
 }  // namespace
 
-GradientReducer::GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes)
-    : state_(std::make_unique<State>(world, std::move(params))) {
+GradientReducer::GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes,
+                                 std::vector<std::size_t> owners)
+    : state_(std::make_unique<State>(world, std::move(params), std::move(owners))) {
     State& st = *state_;
     const std::size_t n = st.params.size();
+    if (!st.owners.empty() && st.owners.size() != n)
+        throw std::invalid_argument("dist::GradientReducer: " + std::to_string(st.owners.size()) + " owners for " +
+                                    std::to_string(n) + " parameters");
+    for (std::size_t o : st.owners)
+        if (o >= st.ranks) throw std::invalid_argument("dist::GradientReducer: owner rank " + std::to_string(o) + " of " +
+                                                       std::to_string(st.ranks) + " ranks");
     st.bucket_of.assign(n, -1);
     st.member_of.assign(n, 0);
     st.gradient.assign(n, nullptr);
@@ -274,6 +333,8 @@ std::vector<Tensor*> GradientReducer::finish() {
     for (std::size_t i = 0; i < st.params.size(); ++i) {
         if (st.ranks == 1) {
             sums[i] = st.params[i]->frozen ? nullptr : st.gradient[i];
+        } else if (st.bucket_of[i] >= 0 && !st.owners.empty()) {
+            sums[i] = st.owns(i) ? st.gradient[i] : nullptr;  // zeros where no rank had a gradient: the same update
         } else if (st.bucket_of[i] >= 0) {
             const State::Bucket& bucket = st.buckets[static_cast<std::size_t>(st.bucket_of[i])];
             sums[i] = bucket.flags[st.member_of[i]] > 0.0f ? st.gradient[i] : nullptr;

@@ -96,6 +96,23 @@ void World::broadcast(std::span<Tensor* const> tensors) const {
     }
 }
 
+void World::broadcast_from(std::span<Tensor* const> tensors, std::span<const std::size_t> roots) const {
+    if (size_ == 1) return;
+    if (roots.size() != tensors.size())
+        throw std::logic_error("dist::World::broadcast_from: " + std::to_string(roots.size()) + " roots for " +
+                               std::to_string(tensors.size()) + " tensors");
+    std::vector<MPI_Request> requests;  // all in flight at once: MPI orders collectives by their start
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+        Tensor& x = *tensors[t];
+        for (std::size_t at = 0; at < x.size(); at += piece) {
+            requests.emplace_back();
+            MPI_Ibcast(x.data() + at, as_count(std::min(piece, x.size() - at)), MPI_FLOAT, static_cast<int>(roots[t]),
+                       MPI_COMM_WORLD, &requests.back());
+        }
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
 namespace {
 template <class T>
 MPI_Datatype mpi_type() {

@@ -64,9 +64,14 @@ void remove_folder(const fs::path& p) {
 
 fs::path run_folder(const fs::path& out, std::int64_t step) { return out / (std::string(prefix) + std::to_string(step)); }
 
+fs::path partial_folder(const fs::path& folder) {
+    const fs::path parent = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
+    return parent / ("." + folder.filename().string() + ".partial");
+}
+
 void write_folder_atomically(const fs::path& folder, const std::function<void(const fs::path& partial)>& fill) {
     const fs::path parent = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
-    const fs::path partial = parent / ("." + folder.filename().string() + ".partial");
+    const fs::path partial = partial_folder(folder);
     std::error_code ec;
     fs::create_directories(parent, ec);
     if (ec) throw ValueError(parent.string() + ": cannot create the folder: " + ec.message());

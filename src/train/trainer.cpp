@@ -8,6 +8,7 @@
 #include "remat/core/memory.hpp"
 #include "remat/data/epoch_order.hpp"
 #include "remat/dist/gradient_reducer.hpp"
+#include "remat/dist/shards.hpp"
 #include "remat/dist/world.hpp"
 #include "remat/train/micro_batches.hpp"
 #include "remat/train/run_folders.hpp"
@@ -19,6 +20,43 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* optimiser_file = "optimiser.safetensors";
+
+// A sharded optimiser's file of rank R of N.
+std::string shard_file(std::size_t rank, std::size_t ranks) {
+    return "optimiser-rank-" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".safetensors";
+}
+
+// The optimiser state's files in a checkpoint folder: optimiser.safetensors, or a sharded state's
+// file of every rank that saved it. FormatError when neither is whole.
+std::vector<fs::path> optimiser_files(const fs::path& folder) {
+    if (fs::exists(folder / optimiser_file)) return {folder / optimiser_file};
+    std::optional<std::size_t> ranks;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+        const std::string name = e.path().filename().string();
+        const std::size_t of = name.find("-of-");
+        if (!name.starts_with("optimiser-rank-") || of == std::string::npos || !name.ends_with(".safetensors")) continue;
+        const std::string count = name.substr(of + 4, name.size() - of - 4 - std::string_view(".safetensors").size());
+        if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos) continue;
+        ranks = std::stoul(count);
+        break;
+    }
+    if (!ranks || *ranks == 0)
+        throw FormatError(folder.string() + ": no optimiser state (" + optimiser_file + ", or optimiser-rank-R-of-N.safetensors from a sharded run)");
+    std::vector<fs::path> files;
+    for (std::size_t r = 0; r < *ranks; ++r) {
+        files.push_back(folder / shard_file(r, *ranks));
+        if (!fs::is_regular_file(files.back()))
+            throw FormatError(files.back().string() + ": missing; the optimiser state was saved sharded over " + std::to_string(*ranks) +
+                              " ranks and needs every rank's file");
+    }
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("optimiser-rank-") && std::find(files.begin(), files.end(), e.path()) == files.end())
+            throw FormatError(e.path().string() + ": not one of the " + std::to_string(*ranks) + " files of the sharded optimiser state beside it");
+    }
+    return files;
+}
 constexpr const char* run_state_file = "run_state.json";
 // Validation's batches (a masked LM's masks) are the same at every validation: keyed by a step no run reaches.
 constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::max();
@@ -116,15 +154,31 @@ Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions opt
         ranks_ = o_.world->size();
         rank_ = o_.world->rank();
         if (ranks_ > 1) {
-            // Where the run saves too: rank 0 alone writes, and a rank told otherwise was started wrong.
+            // Where the run saves and how the ranks share the update too: the same on every rank, or a
+            // rank was started wrong (a sharded rank would wait for sums an unsharded one never sends).
             auto compared = o_.arguments;
             compared.emplace_back("--save", o_.save ? fs::absolute(*o_.save).lexically_normal().string() : "(none)");
+            compared.emplace_back("--shard-optimizer", o_.shard_optimizer ? "yes" : "no");
             check_same_arguments(*o_.world, compared);
         }
     }
     if (o_.save && rank_ == 0) save_lock_ = std::make_unique<SaveFolderLock>(*o_.save);
     model_.set_training(true);
-    optimiser_ = model_.trainer_adamw(o_.adamw);
+    std::vector<bool> owned;  // this rank's share; a frozen parameter, which has no state, counts as everyone's
+    if (ranks_ > 1 && o_.shard_optimizer) {
+        const std::vector<Param*> params = model_.parameters();
+        std::vector<std::size_t> sizes;
+        for (const Param* p : params) sizes.push_back(p->frozen ? 0 : p->value.size());
+        owners_ = dist::owners_by_elements(sizes, ranks_);
+        for (std::size_t i = 0; i < params.size(); ++i) owned.push_back(params[i]->frozen || owners_[i] == rank_);
+    }
+    optimiser_ = model_.trainer_adamw(o_.adamw, std::move(owned));
+    optimiser_bytes_.assign(1, optimiser_->state_bytes());
+    if (ranks_ > 1) {
+        optimiser_bytes_.clear();
+        for (const std::string& bytes : o_.world->all_gather(std::to_string(optimiser_->state_bytes())))
+            optimiser_bytes_.push_back(std::stoull(bytes));
+    }
     state_ = RunState{.seed = o_.seed, .arguments = o_.arguments};
 }
 
@@ -148,7 +202,8 @@ void Trainer::resume(const fs::path& folder) {
             throw ResumeMismatch(name + " " + value + " differs from the run being resumed (" + was->second + " in " +
                                  folder.string() + ")");
     }
-    optimiser_->load_state(folder / optimiser_file);
+    const std::vector<fs::path> files = optimiser_files(folder);
+    optimiser_->load_state(files);
     if (optimiser_->step() != saved.step)
         throw FormatError(folder.string() + ": the optimiser state is at step " + std::to_string(optimiser_->step()) +
                           ", the run state at step " + std::to_string(saved.step));
@@ -210,11 +265,25 @@ double Trainer::validate() {
 fs::path Trainer::save_checkpoint() {
     if (!o_.save) throw ValueError("save_checkpoint: the run has no save folder");
     const fs::path to = run_folder(*o_.save, state_.step);
-    if (rank_ != 0) return to;
+    // Sharded, every rank writes its file into rank 0's partial folder, between two barriers.
+    const bool sharded = !owners_.empty();
+    const std::string own_file = sharded ? shard_file(rank_, ranks_) : optimiser_file;
+    if (rank_ != 0) {
+        if (sharded) {
+            o_.world->barrier();  // rank 0 has made the partial folder
+            optimiser_->save_state(partial_folder(to) / own_file);
+            o_.world->barrier();
+        }
+        return to;
+    }
     if (o_.dropout) state_.generators = {{"dropout", o_.dropout->state()}};
     write_folder_atomically(to, [&](const fs::path& partial) {
         o_.save_model(partial);
-        optimiser_->save_state(partial / optimiser_file);
+        optimiser_->save_state(partial / own_file);
+        if (sharded) {
+            o_.world->barrier();
+            o_.world->barrier();  // every rank's file written
+        }
         RunState saved = state_;
         std::vector<fs::path> files;
         for (const fs::directory_entry& e : fs::directory_iterator(partial))
@@ -227,13 +296,25 @@ fs::path Trainer::save_checkpoint() {
     return to;
 }
 
+void Trainer::gather_parameters() {
+    std::vector<Tensor*> values;
+    std::vector<std::size_t> roots;
+    const std::vector<Param*> params = model_.parameters();
+    for (std::size_t i = 0; i < params.size(); ++i)
+        if (!params[i]->frozen) {
+            values.push_back(&params[i]->value);
+            roots.push_back(owners_[i]);
+        }
+    o_.world->broadcast_from(values, roots);
+}
+
 RunSummary Trainer::run() {
     const std::size_t micro_batches = o_.accumulate * ranks_;  // of a step, over all ranks
     const std::uint64_t step_tokens = o_.batch * micro_batches * data_.tokens_per_example();
     MicroBatches micro(model_.parameters());
     // Data parallel: gradients summed across ranks in buckets, during backward unless asked otherwise.
     std::optional<dist::GradientReducer> reducer;
-    if (ranks_ > 1) reducer.emplace(*o_.world, model_.parameters(), o_.bucket_bytes);
+    if (ranks_ > 1) reducer.emplace(*o_.world, model_.parameters(), o_.bucket_bytes, owners_);
     const GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
                                             .progress = [&] { reducer->progress(); }};
     Stream stream(data_, o_.seed);
@@ -279,7 +360,16 @@ RunSummary Trainer::run() {
             g.loss = static_cast<float>(sum / static_cast<double>(losses.size()));
             communication = since(communication_start);
         }
-        const float norm = clip_grad_norm(std::span<Tensor* const>(g.grads), o_.clip > 0 ? o_.clip : std::numeric_limits<float>::infinity());
+        const float max_norm = o_.clip > 0 ? o_.clip : std::numeric_limits<float>::infinity();
+        float norm = 0;
+        if (owners_.empty()) {
+            norm = clip_grad_norm(std::span<Tensor* const>(g.grads), max_norm);
+        } else {  // each rank has its share's sums: the parts of the others' come over, one rank's each (exact)
+            std::vector<double> parts = squared_norms(g.grads);
+            o_.world->sum_in_rank_order(std::span<double>(parts));
+            norm = norm_from_parts(parts);
+            clip_to(g.grads, norm, max_norm);
+        }
         if (!std::isfinite(g.loss) || !std::isfinite(norm)) {
             const bool in_loss = !std::isfinite(g.loss);
             throw Diverged("step " + std::to_string(step) + ": the " + (in_loss ? "loss" : "gradient norm") + " is " +
@@ -287,6 +377,11 @@ RunSummary Trainer::run() {
                            in_loss);
         }
         optimiser_->update(g.grads);
+        if (!owners_.empty()) {  // every rank gets the parameters each updated
+            const auto gather_start = Clock::now();
+            gather_parameters();
+            *communication += since(gather_start);
+        }
         state_.step = step;
         state_.tokens += step_tokens;
         const double seconds = since(start);
@@ -320,6 +415,7 @@ RunSummary Trainer::run() {
         if (o_.save && o_.save_every && step % o_.save_every == 0 && step < o_.steps) save_checkpoint();
     }
     if (summary.stopped_by && o_.save) summary.saved = save_checkpoint();
+    summary.optimiser_bytes = optimiser_bytes_;
     return summary;
 }
 

@@ -414,7 +414,7 @@ TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hangin
     // The number of ranks is part of the run.
     auto alone = one_per_rank("blocks", out);
     alone.insert(alone.end(), {"--resume", (out / "checkpoint-8").string()});
-    check_error(alone, "ranks 1 differs from the run being resumed (2 in " + (out / "checkpoint-8").string() +
+    check_error(alone, "--accumulate x ranks 1 differs from the run being resumed (2 in " + (out / "checkpoint-8").string() +
                            "); give the original run's arguments (only --log, --log-every, --save-every, --keep, "
                            "--validate-every and --checkpoint may change)");
 }
@@ -451,6 +451,164 @@ TEST_CASE("mpirun -np 2 with --accumulate 2 each: one process's --accumulate 4 t
     MESSAGE("step 1's gradient norm differs by " << first << " (relative); the 24 steps' losses by at most " << losses);
     CHECK(first < 1e-6);
     CHECK(losses < 1e-4);
+}
+
+namespace {
+// The "at most R x unsharded" of a sharded run's "optimiser state per rank: …" line, and its entries.
+std::pair<double, std::size_t> optimiser_share(const std::string& out) {
+    const std::size_t line = out.find("optimiser state per rank: ");
+    REQUIRE(line != std::string::npos);
+    const std::string text = out.substr(line, out.find('\n', line) - line);
+    CAPTURE(text);
+    const std::size_t at = text.find("at most ");
+    REQUIRE(at != std::string::npos);
+    return {std::stod(text.substr(at + 8)), static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) };
+}
+
+void copy_run(const fs::path& from, const fs::path& to) {
+    fs::copy(from, to, fs::copy_options::recursive);
+    fs::copy_file(from.string() + ".jsonl", to.string() + ".jsonl");
+}
+}  // namespace
+
+TEST_CASE("mpirun -np 2 --shard-optimizer (ZeRO-1): bitwise the unsharded run; killed, it resumes sharded or in one process, bitwise") {
+    const fs::path out = scratch() / "zero-killed";
+    auto args = one_per_rank("blocks", out);
+    args.push_back("--shard-optimizer");
+    pid_t mpirun = 0;
+    {
+        UnderMpirun two(2);
+        mpirun = spawn_remat(args, out);
+    }
+    while (log_lines(out.string() + ".jsonl") < 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::vector<pid_t> ranks = children_of(mpirun);
+    REQUIRE(ranks.size() == 2);
+    ::kill(ranks.front(), SIGKILL);
+    const int status = wait_status(mpirun);
+    CHECK(((WIFEXITED(status) && WEXITSTATUS(status) != 0) || WIFSIGNALED(status)));
+    // Each rank wrote its share of the optimiser state into the checkpoint folder.
+    const fs::path eight = out / "checkpoint-8";
+    CHECK(fs::is_regular_file(eight / "optimiser-rank-0-of-2.safetensors"));
+    CHECK(fs::is_regular_file(eight / "optimiser-rank-1-of-2.safetensors"));
+    CHECK_FALSE(fs::exists(eight / "optimiser.safetensors"));
+    const fs::path in_one = scratch() / "zero-killed-one";
+    copy_run(out, in_one);
+
+    auto resume = args;
+    resume.insert(resume.end(), {"--resume", out.string()});
+    {
+        UnderMpirun two(2);
+        const Result r = run_remat(resume);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+        const auto [share, commas] = optimiser_share(r.out);
+        CHECK(commas == 2);  // "a, b (at most …, total)"
+        CHECK(share < 0.6);
+    }
+    check_same_as_reference(out);
+
+    // The two files in one process, unsharded, with the step's two micro-batches in turn.
+    auto alone = run_args("blocks", in_one, "4");
+    alone.insert(alone.end(), {"--resume", in_one.string()});
+    const Result r = run_remat(alone);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    check_same_as_reference(in_one);
+    CHECK(fs::is_regular_file(in_one / "checkpoint-20" / "optimiser.safetensors"));
+}
+
+TEST_CASE("mpirun --shard-optimizer: one process's state resumes on 2 ranks; 3 ranks in bf16 with a count 3 does not divide") {
+    // The reference's checkpoint-8 (one process, one optimiser file) goes on sharded over 2 ranks.
+    const fs::path out = scratch() / "zero-from-one";
+    fs::create_directories(out);
+    fs::copy(reference() / "checkpoint-8", out / "checkpoint-8", fs::copy_options::recursive);
+    fs::copy_file(reference().string() + ".jsonl", out.string() + ".jsonl");
+    auto args = one_per_rank("none", out);
+    args.insert(args.end(), {"--shard-optimizer", "--resume", out.string()});
+    {
+        UnderMpirun two(2);
+        const Result r = run_remat(args);
+        CAPTURE(r.err);
+        REQUIRE(r.code == 0);
+    }
+    check_same_as_reference(out);
+
+    // 3 ranks, bf16 products, blocks, clipping and weight decay: one process's --accumulate 3, to the bit. The model
+    // has 35,680 parameters (63 positions), which 3 does not divide.
+    const fs::path model63 = scratch() / "model-63";
+    REQUIRE(run_remat({"init", model63.string(), "--arch", "gpt2", "--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--vocab-size",
+                       "256", "--n-positions", "63", "--seed", "3"}).code == 0);
+    auto three_way = [&](const fs::path& run, const std::string& accumulate, const std::string& policy) {
+        auto a = run_args(policy, run, "4");
+        a[1] = model63.string();
+        *std::next(std::find(a.begin(), a.end(), "--accumulate")) = accumulate;
+        a.insert(a.end(), {"--precision", "bf16"});
+        return a;
+    };
+    const fs::path one = scratch() / "zero-3-reference", sharded = scratch() / "zero-3";
+    const Result reference3 = run_remat(three_way(one, "3", "none"));
+    REQUIRE(reference3.code == 0);
+    CHECK(reference3.out.find(", 35680 parameters)") != std::string::npos);
+    auto args3 = three_way(sharded, "1", "blocks");
+    args3.push_back("--shard-optimizer");
+    Result r;
+    {
+        UnderMpirun three(3);
+        r = run_remat(args3);
+    }
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(read_text(sharded / "model.safetensors") == read_text(one / "model.safetensors"));
+    const std::vector<std::string> logged = computed(sharded.string() + ".jsonl");
+    CHECK(logged == computed(one.string() + ".jsonl"));
+    REQUIRE(!logged.empty());
+    CHECK(nlohmann::json::parse(logged.front())["grad_norm"].get<double>() > 1);  // clipped: the default --clip is 1
+    const auto [share, commas] = optimiser_share(r.out);
+    CHECK(commas == 3);
+    CHECK(share < 0.45);
+    CHECK(fs::is_regular_file(sharded / "checkpoint-4" / "optimiser-rank-2-of-3.safetensors"));
+
+    // Unsharded too, one process's x 3 goes on as 3 ranks x 1: the same sums in the same order.
+    const fs::path grouped = scratch() / "zero-3-by-rank";
+    copy_run(one, grouped);  // one process, --accumulate 3: in micro-batch order
+    auto regrouped = three_way(grouped, "3", "none");
+    regrouped.insert(regrouped.end(), {"--resume", (grouped / "checkpoint-8").string()});
+    {
+        UnderMpirun three(3);
+        *std::next(std::find(regrouped.begin(), regrouped.end(), "--accumulate")) = "1";
+        const Result fine = run_remat(regrouped);  // 3 ranks x 1: the same order
+        CAPTURE(fine.err);
+        CHECK(fine.code == 0);
+    }
+    CHECK(read_text(grouped / "model.safetensors") == read_text(one / "model.safetensors"));
+}
+
+TEST_CASE("--shard-optimizer: in one process a warning; a step summed in another grouping is refused on resume") {
+    const fs::path out = scratch() / "zero-alone";
+    auto args = run_args("none", out, "4");
+    *std::next(std::find(args.begin(), args.end(), "--steps")) = "8";
+    args.push_back("--shard-optimizer");
+    const Result r = run_remat(args);
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("warning: --shard-optimizer: this one process keeps the whole optimiser state") != std::string::npos);
+    CHECK(r.out.find("optimiser state per rank") == std::string::npos);
+    CHECK(fs::is_regular_file(out / "checkpoint-4" / "optimiser.safetensors"));
+
+    // Saved by 2 ranks x 2 micro-batches (each rank's pair added first), resumed as one process x 4.
+    const fs::path by_rank = scratch() / "zero-by-rank";
+    auto pairs = run_args("none", by_rank, "4");
+    *std::next(std::find(pairs.begin(), pairs.end(), "--steps")) = "8";
+    {
+        UnderMpirun two(2);
+        REQUIRE(run_remat(pairs).code == 0);
+    }
+    auto four = pairs;
+    *std::next(std::find(four.begin(), four.end(), "--accumulate")) = "4";
+    four.insert(four.end(), {"--resume", (by_rank / "checkpoint-4").string()});
+    check_error(four, "gradient sum in micro-batch order differs from the run being resumed (by rank, 2 micro-batches each in " +
+                          (by_rank / "checkpoint-4").string() + "); give the original run's arguments (only --log, --log-every, "
+                          "--save-every, --keep, --validate-every and --checkpoint may change)");
 }
 
 TEST_CASE("--epochs: each epoch visits every window once; --keep keeps the latest checkpoints") {

@@ -132,6 +132,23 @@ TEST_CASE("broadcast: rank 0's tensors everywhere") {
     CHECK(test::same_bits(b, full({7}, -0.0f)));
 }
 
+TEST_CASE("broadcast_from: each tensor from its own root") {
+    const std::size_t N = world().size();
+    std::vector<Tensor> tensors;
+    std::vector<std::size_t> roots;
+    for (std::size_t t = 0; t < 5; ++t) {  // tensor t's value on rank r: 10·t + r
+        tensors.push_back(full({t + 1, 3}, static_cast<float>(10 * t + world().rank())));
+        roots.push_back((t * 7 + 1) % N);
+    }
+    std::vector<Tensor*> pointers;
+    for (Tensor& t : tensors) pointers.push_back(&t);
+    world().broadcast_from(pointers, roots);
+    for (std::size_t t = 0; t < tensors.size(); ++t) {
+        CAPTURE(t);
+        CHECK(test::same_bits(tensors[t], full({t + 1, 3}, static_cast<float>(10 * t + roots[t]))));
+    }
+}
+
 TEST_CASE("all_gather and sums of doubles") {
     const float mine[] = {static_cast<float>(world().rank()), 0.5f};
     const std::vector<float> all = world().all_gather(mine);

@@ -28,6 +28,7 @@ static_assert(known<r::data::PackedExamples>);      // remat/data/packing.hpp
 static_assert(known<r::data::SupervisedExample>);   // remat/data/supervised.hpp
 static_assert(known<r::data::TokenFile>);           // remat/data/token_file.hpp
 static_assert(known<r::dist::GradientReducer>);     // remat/dist/gradient_reducer.hpp
+static_assert(known<decltype(&r::dist::owners_by_elements)>);  // remat/dist/shards.hpp
 static_assert(known<r::dist::World>);               // remat/dist/world.hpp
 static_assert(known<r::generation::Options>);       // remat/generation/generate.hpp
 static_assert(known<r::generation::FolderSettings>);// remat/generation/generation_config.hpp

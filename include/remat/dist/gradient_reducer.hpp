@@ -28,8 +28,11 @@ namespace remat::dist {
 class GradientReducer {
 public:
     // Collective: every rank makes its reducer at the same point with the same parameter shapes
-    // (checked: a mismatch ends the job naming it). Frozen parameters take no part.
-    GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes = std::size_t{25} << 20);
+    // (checked: a mismatch ends the job naming it). Frozen parameters take no part. `owners` (ZeRO-1,
+    // dist/shards.hpp): per parameter, the one rank that receives its sum (a reduce-scatter); the
+    // same on every rank. Empty: every rank receives every sum.
+    GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes = std::size_t{25} << 20,
+                    std::vector<std::size_t> owners = {});
     ~GradientReducer();
     GradientReducer(const GradientReducer&) = delete;
     GradientReducer& operator=(const GradientReducer&) = delete;
@@ -41,7 +44,9 @@ public:
     // Moves the sums in flight along; cheap when there is nothing to do.
     void progress();
     // Reports parameters not yet ready as having no gradient, waits for every sum and returns the
-    // step's gradient, one per parameter (nullptr where no rank had one, and for frozen ones).
+    // step's gradient, one per parameter (nullptr where no rank had one, and for frozen ones). With
+    // owners: the sums of this rank's parameters (zeros where no rank had a gradient), nullptr for
+    // the others'.
     std::vector<Tensor*> finish();
 
     std::size_t bucket_count() const;

@@ -45,6 +45,9 @@ public:
     // Every rank's tensors become rank 0's, in place; shapes must agree (checked: a mismatch aborts
     // the job with a message naming the tensor's index and both shapes).
     void broadcast(std::span<Tensor* const> tensors) const;
+    // Each tensor becomes its root's (roots[t], a rank), in place, on every rank: ZeRO-1 gathers the
+    // parameters each rank updated. Every rank passes the same shapes and roots.
+    void broadcast_from(std::span<Tensor* const> tensors, std::span<const std::size_t> roots) const;
     // values ← Σ over ranks, element by element in rank order starting from +0; the same bits on
     // every rank. Every rank must pass the same number of values.
     void sum_in_rank_order(std::span<float> values) const;

@@ -60,6 +60,9 @@ struct OptimiserState {
     // Per parameter (tree::parameters order), whether rule.weight_decay applies to it; empty: to
     // every one. train::weight_decay_mask (train/weight_decay.hpp) gives HF Trainer's rule.
     std::vector<bool> decays{};
+    // Per parameter, whether this state updates it (ZeRO-1: this rank's share, dist/shards.hpp); the
+    // others have no moments, as frozen ones, and update() leaves them. Empty: every one.
+    std::vector<bool> owned{};
 };
 
 // One rule applied to one parameter's n elements (kernels in src/train/optimisers.cpp).
@@ -67,13 +70,22 @@ void apply(const SGD& rule, std::int64_t step, float* p, const float* g, float* 
 void apply(const Adam& rule, std::int64_t step, float* p, const float* g, float* const* moments, std::size_t n);
 void apply(const AdamW& rule, std::int64_t step, float* p, const float* g, float* const* moments, std::size_t n);
 
+// `owned` (per parameter; empty: all): the share this state updates, as OptimiserState::owned.
 template <class Rule, class Model>
-OptimiserState<Rule, Model> setup(const Rule& rule, const Model& model) {
+OptimiserState<Rule, Model> setup(const Rule& rule, const Model& model, std::vector<bool> owned = {}) {
+    std::size_t count = 0;
+    tree::foreach_parameter(model, [&](const std::string&, const Param&) { ++count; });
+    if (!owned.empty() && owned.size() != count)
+        throw ValueError("setup: an ownership mask of " + std::to_string(owned.size()) + " entries for " +
+                         std::to_string(count) + " parameters");
     auto zeroed = [&] {
-        return tree::map_leaves(model, [](const auto& leaf) {
+        std::size_t i = 0;  // the parameter's index: map_leaves visits them in tree::parameters order
+        return tree::map_leaves(model, [&](const auto& leaf) {
             using L = tree::bare<decltype(leaf)>;
-            if constexpr (tree::is_param<L>)  // a frozen parameter has no moments (LoRA: the whole base)
-                return leaf.frozen ? Param{Tensor(Shape{0}), true} : Param{zeros(leaf.shape())};
+            if constexpr (tree::is_param<L>) {  // a frozen parameter has no moments (LoRA: the whole base), nor another rank's
+                const bool mine = owned.empty() || owned[i++];
+                return leaf.frozen || !mine ? Param{Tensor(Shape{0}), true} : Param{zeros(leaf.shape())};
+            }
             else if constexpr (tree::is_buffer<L>)
                 return Tensor(Shape{0});
             else
@@ -81,7 +93,7 @@ OptimiserState<Rule, Model> setup(const Rule& rule, const Model& model) {
         });
     };
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return OptimiserState<Rule, Model>{rule, {((void)I, zeroed())...}, 0};
+        return OptimiserState<Rule, Model>{rule, {((void)I, zeroed())...}, 0, {}, std::move(owned)};
     }(std::make_index_sequence<Rule::moments>{});
 }
 
@@ -95,6 +107,9 @@ void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Te
                          std::to_string(params.size()) + " parameters");
     std::array<std::vector<Param*>, Rule::moments> ms;
     for (std::size_t k = 0; k < Rule::moments; ++k) ms[k] = tree::parameters(state.moments[k]);
+    if (!state.owned.empty() && state.owned.size() != params.size())
+        throw ValueError("update: an ownership mask of " + std::to_string(state.owned.size()) + " entries for " +
+                         std::to_string(params.size()) + " parameters");
     if (!state.decays.empty() && state.decays.size() != params.size())
         throw ValueError("update: a weight decay mask of " + std::to_string(state.decays.size()) + " entries for " +
                          std::to_string(params.size()) + " parameters");
@@ -104,7 +119,7 @@ void update(OptimiserState<Rule, Model>& state, Model& model, std::span<const Te
     Tensor zero;
     for (std::size_t i = 0; i < params.size(); ++i) {
         Param& p = *params[i];
-        if (p.frozen) continue;
+        if (p.frozen || (!state.owned.empty() && !state.owned[i])) continue;
         if (p.held_bf16())  // unfrozen by hand: no float32 values to update
             throw ValueError("update: parameter " + std::to_string(i) + " is held in bf16; nn::thaw makes it float32 to train");
         const Tensor* g = grads[i];
@@ -129,19 +144,37 @@ void update(OptimiserState<Rule, Model>& state, Model& model, Model& grads) {
     update(state, model, std::span<const Tensor* const>(gs));
 }
 
-// Scales all gradients so that their global L2 norm is at most max_norm (as PyTorch's
-// clip_grad_norm_); returns the norm before clipping. Null entries are skipped.
-inline float clip_grad_norm(std::span<Tensor* const> grads, float max_norm) {
+// Each gradient's sum of squares in double, in order (null: 0): the parts of the global norm. The
+// norm adds whole tensors' parts in parameter order, so a sharded run (ZeRO-1), whose ranks each hold
+// some tensors' sums, gets the same bits by adding the ranks' parts.
+inline std::vector<double> squared_norms(std::span<Tensor* const> grads) {
+    std::vector<double> parts(grads.size(), 0.0);
+    for (std::size_t i = 0; i < grads.size(); ++i)
+        if (grads[i])
+            for (float v : *grads[i]) parts[i] += static_cast<double>(v) * v;
+    return parts;
+}
+
+inline float norm_from_parts(std::span<const double> parts) {
     double total = 0;
-    for (const Tensor* g : grads)
-        if (g)
-            for (float v : *g) total += static_cast<double>(v) * v;
-    const auto norm = static_cast<float>(std::sqrt(total));
+    for (double part : parts) total += part;
+    return static_cast<float>(std::sqrt(total));
+}
+
+// Scales the gradients by max_norm / (norm + 1e-6) when that is below 1, as PyTorch's clip_grad_norm_.
+inline void clip_to(std::span<Tensor* const> grads, float norm, float max_norm) {
     const float coef = max_norm / (norm + 1e-6f);
     if (coef < 1.0f)
         for (Tensor* g : grads)
             if (g)
                 for (float& v : *g) v *= coef;
+}
+
+// Scales all gradients so that their global L2 norm is at most max_norm (as PyTorch's
+// clip_grad_norm_); returns the norm before clipping. Null entries are skipped.
+inline float clip_grad_norm(std::span<Tensor* const> grads, float max_norm) {
+    const float norm = norm_from_parts(squared_norms(grads));
+    clip_to(grads, norm, max_norm);
     return norm;
 }
 

@@ -23,6 +23,10 @@ std::filesystem::path run_folder(const std::filesystem::path& out, std::int64_t 
 // replacing a folder of that name only once the new one is complete: a crash at any moment leaves
 // either the old folder or the new one, and perhaps a leftover ".partial" that the next write removes
 // and latest_run_folder ignores.
+// The temporary sibling write_folder_atomically fills for `folder` (other processes may write into
+// it while `fill` runs).
+std::filesystem::path partial_folder(const std::filesystem::path& folder);
+
 void write_folder_atomically(const std::filesystem::path& folder,
                              const std::function<void(const std::filesystem::path& partial)>& fill);
 

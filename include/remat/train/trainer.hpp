@@ -82,6 +82,10 @@ struct TrainerOptions {
     const dist::World* world = nullptr;  // data parallel over its ranks; null: this process alone
     bool sum_during_backward = true;  // ranks sum gradient buckets while backward runs (else after it)
     std::size_t bucket_bytes = std::size_t{25} << 20;
+    // ZeRO-1 (dist/shards.hpp): each rank keeps the optimiser state of its share of the parameters,
+    // receives only their summed gradients, updates them and sends them to the others. The same bits
+    // as without; checkpoints hold one optimiser file per rank, which any rank count resumes.
+    bool shard_optimizer = false;
 
     std::function<void(const StepReport&)> on_step{};  // after each step (and its validation)
     // Polled before each step: a signal number stops the run there (SIGINT: 2); 0 goes on.
@@ -116,6 +120,7 @@ struct RunSummary {
     std::uint64_t tokens = 0;  // trained on by this run()
     int stopped_by = 0;  // the signal that stopped the run; 0: it ran to the end
     std::optional<std::filesystem::path> saved{};  // the checkpoint folder written on stopping
+    std::vector<std::size_t> optimiser_bytes{};  // the optimiser state each rank holds, in rank order
 };
 
 class Trainer {
@@ -137,7 +142,8 @@ public:
 
     // Mean loss over the validation examples, in order, in test mode without recording.
     double validate();
-    // Writes OUT/checkpoint-STEP for the current step (rank 0; the others have the same state).
+    // Writes OUT/checkpoint-STEP for the current step (rank 0; the others have the same state, but
+    // for a sharded optimiser's, which each rank writes into the folder: then every rank calls it).
     std::filesystem::path save_checkpoint();
 
     // The next step's first micro-batch, the run's position untouched (to plan checkpointing on).
@@ -150,12 +156,15 @@ public:
 
 private:
     struct Stream;
+    void gather_parameters();  // ZeRO-1: each parameter from the rank that updated it
 
     Trainable& model_;
     const data::Dataset& data_;
     TrainerOptions o_;
     std::size_t ranks_ = 1, rank_ = 0;
+    std::vector<std::size_t> owners_;  // per parameter, the rank that updates it (ZeRO-1); empty: every rank
     std::unique_ptr<Optimiser> optimiser_;
+    std::vector<std::size_t> optimiser_bytes_;  // per rank
     ad::Tape tape_;
     RunState state_;
     data::Batch last_batch_;
