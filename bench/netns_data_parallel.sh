@@ -1,24 +1,29 @@
 #!/bin/bash
-# Data parallel over a network on one machine (a benchmark, never a test; root): how much of the
-# gradient sum's communication bucketed summing hides behind backward when the two ranks talk TCP
-# over a link of a given speed instead of shared memory. Two network namespaces stand in for two
-# machines, joined by a veth pair shaped on both ends (tbf: RATE; netem, if the kernel has it:
-# DELAY). One rank runs in each, one thread pinned to its own core, OpenMPI forced onto TCP over the
-# veth. It runs bench/data_parallel_step for each config (the sum left out / after backward, timed
-# alone / during backward) and prints its lines: step times, communication, where backward starts
-# and ends, the hidden share, and rank 0's CPU time (user + system; the system part is the kernel's
-# TCP work, done on the rank's own core). The first config's hidden share is also printed as
-# `hidden share: N %`.
+# Data parallel over a network, simulated on one machine (a benchmark, never a test; needs root).
+# bench/data_parallel_step measures how much of the gradient sum's communication summing in buckets
+# hides behind backward; on one machine its two ranks talk through shared memory, where the copy is
+# their own CPU work (docs/distributed.md). Here they talk TCP over a link of a chosen speed: two
+# network namespaces stand in for two machines, joined by a veth pair shaped on both ends with tc
+# (tbf at RATE; netem adds DELAY where the kernel has it, which this project's VM kernel does not).
+# One rank in each namespace, one thread each, pinned to cores 0 and 1.
+#
+# Prints the link as TCP measures it (goodput each way, with the CPU time it cost the two ends; the
+# round trip), then for each config data_parallel_step's two lines: step times (the sum left out /
+# after backward, timed alone / during backward), the communication, where backward starts and ends,
+# the hidden share, and rank 0's CPU time as user + system (system: mostly the kernel's TCP work, on
+# the rank's own core). Last, the first config's share alone: `hidden share: N %`.
 #
 #   bench/netns_data_parallel.sh [CONFIG...] [ROUNDS]    configs small|deep (default: deep small), ROUNDS 6
 #   RATE=1gbit DELAY=0 BUCKET_MIB=25 BUILD=build-test    the defaults; RATE and DELAY as tc reads them
+#   SEND_BUFFER=4194304                                   the most a socket holds for sending (tcp_wmem's max)
+#   MPI_ARGS="--mca btl_tcp_progress_thread 1"            more mpirun options (none by default)
 #
-#   sudo RATE=1gbit BUCKET_MIB=2 bench/netns_data_parallel.sh deep 8
+#   sudo RATE=1gbit BUCKET_MIB=4 bench/netns_data_parallel.sh deep 8
 #
-# Wiring: mpirun runs inside the first namespace. A rank reaches mpirun's PMIx server over TCP, by
-# default on loopback, and a namespace has its own loopback: so mpirun's own namespace holds rank 0,
-# the second rank enters the other namespace with `ip netns exec`, and the PMIx server listens on the
-# veth address (PMIX_MCA_ptl_tcp_if_include) where that rank can reach it.
+# Wiring: a rank reaches mpirun's PMIx server over TCP, on loopback by default, and a namespace has a
+# loopback of its own. So mpirun runs in the first namespace next to rank 0, the other rank enters the
+# second namespace with `ip netns exec`, and the PMIx server listens on the veth address
+# (PMIX_MCA_ptl_tcp_if_include), which that rank can reach.
 set -euo pipefail
 source_root=$(cd "$(dirname "$0")/.." && pwd)
 configs=()
@@ -48,17 +53,19 @@ done
 
 work=$(mktemp -d)
 child=
-# Safe to run twice and on a half-made setup: every step may find nothing to undo. Deleting a
-# namespace deletes its end of the veth (and the qdiscs on it), which deletes the pair.
+# Safe to run twice and on a half-made setup. Every process in the namespaces is this script's;
+# deleting a namespace deletes its end of the veth (and the qdiscs on it), which deletes the pair.
 cleanup() {
-  if [ -n "$child" ]; then kill "$child" 2> /dev/null || true; wait "$child" 2> /dev/null || true; fi
+  for n in "${ns[@]}"; do ip netns pids "$n" 2> /dev/null | xargs -r kill 2> /dev/null || true; done
+  [ -z "$child" ] || wait "$child" 2> /dev/null || true
   for n in "${ns[@]}"; do ip netns del "$n" 2> /dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT  # exit runs the EXIT trap
 trap 'exit 143' TERM
-# Long commands run in the background so that a signal interrupts `wait` instead of waiting for them.
+# mpirun runs in the background: a signal then interrupts `wait` at once, where bash would wait for
+# a foreground command to end before running the trap.
 run() {
   local status=0
   "$@" & child=$!
@@ -71,6 +78,8 @@ for i in 0 1; do ip netns add "${ns[$i]}"; done
 ip link add "${veth[0]}" netns "${ns[0]}" type veth peer name "${veth[1]}" netns "${ns[1]}"
 for i in 0 1; do
   ip -n "${ns[$i]}" link set lo up
+  # OpenMPI moves data only inside MPI calls: between two of them, TCP sends what the socket holds.
+  [ -z "${SEND_BUFFER:-}" ] || ip netns exec "${ns[$i]}" sysctl -qw net.ipv4.tcp_wmem="4096 16384 $SEND_BUFFER"
   ip -n "${ns[$i]}" addr add "${address[$i]}/24" dev "${veth[$i]}"
   ip -n "${ns[$i]}" link set "${veth[$i]}" up
   # tbf's burst must hold a whole TSO packet (64 KiB), its latency bounds the queue (rate × 20 ms).
@@ -81,10 +90,17 @@ for i in 0 1; do
   fi
 done
 
-# The link as TCP sees it: one timed 100 MB transfer each way, and the round trip of 1-byte messages.
+# The link as TCP sees it: a timed 100 MB transfer each way, with the CPU time it cost each end
+# (blocking sockets, so no polling: the system part is the kernel's TCP work), and the round trip of
+# 1-byte messages.
 cat > "$work/link.py" << 'PY'
-import socket, sys, time
+import resource, socket, sys, time
 mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def cpu_ms():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime * 1e3, u.ru_stime * 1e3
+
 if mode in ("sink", "echo"):
     server = socket.socket()
     server.bind((host, port))
@@ -92,8 +108,11 @@ if mode in ("sink", "echo"):
     peer, _ = server.accept()
     peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     buffer = bytearray(1 << 20)
+    start = cpu_ms()
     while n := peer.recv_into(buffer):
         if mode == "echo": peer.sendall(buffer[:n])
+    end = cpu_ms()
+    peer.sendall(f"{end[0] - start[0]:.0f} {end[1] - start[1]:.0f}".encode())  # the receiver's CPU, to the sender
     sys.exit()
 for _ in range(100):  # the other side may not be listening yet
     try:
@@ -102,17 +121,21 @@ for _ in range(100):  # the other side may not be listening yet
 peer.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 if mode == "send":
     size, block = 100_000_000, bytes(1 << 20)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_ms()
     for _ in range(size // len(block)): peer.sendall(block)
     peer.shutdown(socket.SHUT_WR)
-    peer.recv(1)  # returns at the sink's close: everything has arrived
-    print(f"{size * 8 / (time.perf_counter() - start) / 1e9:.3f} Gbit/s")
+    user, system = peer.recv(100).decode().split()  # comes once everything has arrived
+    seconds, cpu_end = time.perf_counter() - start, cpu_ms()
+    print(f"{size * 8 / seconds / 1e9:.3f} Gbit/s (CPU, user + system ms: sender {cpu_end[0] - cpu_start[0]:.0f} + "
+          f"{cpu_end[1] - cpu_start[1]:.0f}, receiver {user} + {system})")
 else:
     times = []
     for _ in range(200):
         start = time.perf_counter()
         peer.sendall(b"x"); peer.recv(1)
         times.append(time.perf_counter() - start)
+    peer.shutdown(socket.SHUT_WR)
+    peer.recv(100)
     print(f"{sorted(times)[len(times) // 2] * 1e6:.0f} us")
 PY
 probe() {  # probe SERVER_MODE CLIENT_MODE FROM TO: the client in namespace FROM, the server in TO
@@ -121,12 +144,17 @@ probe() {  # probe SERVER_MODE CLIENT_MODE FROM TO: the client in namespace FROM
   ip netns exec "${ns[$from]}" python3 "$work/link.py" "$client" "${address[$to]}" 5201
   wait "$listener"
 }
-echo "link: rate $rate, delay $delay (tbf$([ "$delay" = 0 ] || echo ' + netem')); gradient buckets of $bucket_mib MiB"
-echo "  TCP goodput ns0 -> ns1 $(probe sink send 0 1), ns1 -> ns0 $(probe sink send 1 0); round trip $(probe echo ping 0 1) (median of 200)"
+echo "link: rate $rate, delay $delay (tbf$([ "$delay" = 0 ] || echo ' + netem')); gradient buckets of $bucket_mib MiB;" \
+  "send buffer up to $(ip netns exec "${ns[0]}" sysctl -n net.ipv4.tcp_wmem | awk '{print $3}') bytes"
+echo "  TCP, 100 MB ns0 -> ns1: $(probe sink send 0 1)"
+echo "  TCP, 100 MB ns1 -> ns0: $(probe sink send 1 0)"
+echo "  round trip $(probe echo ping 0 1) (median of 200)"
 
+read -ra mpi_args <<< "${MPI_ARGS:-}"
+# shellcheck disable=SC2054  # tcp,self is one argument
 mpirun=(ip netns exec "${ns[0]}" env PMIX_MCA_ptl_tcp_if_include="$subnet"
         mpirun --allow-run-as-root --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$subnet"
-        -x REMAT_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
+        -x REMAT_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "${mpi_args[@]}")
 headline=
 for config in "${configs[@]}"; do
   echo "$(date -u +%FT%TZ) load average$(uptime | sed 's/.*load average//')"

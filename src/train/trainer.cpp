@@ -57,6 +57,7 @@ std::vector<fs::path> optimiser_files(const fs::path& folder) {
     }
     return files;
 }
+
 constexpr const char* run_state_file = "run_state.json";
 // Validation's batches (a masked LM's masks) are the same at every validation: keyed by a step no run reaches.
 constexpr std::uint64_t validation_step = std::numeric_limits<std::uint64_t>::max();
