@@ -75,6 +75,12 @@ public:
             using N = tree::bare<decltype(node)>;
             if constexpr (std::is_same_v<N, std::shared_ptr<Generator>>) {
                 if (node) add_generator(node);
+            } else if constexpr (std::is_same_v<N, Generator>) {
+                // One held by value would be copied with its layer and not put back: the recomputation
+                // would draw other numbers than the forward did, silently.
+                static_assert(!std::is_same_v<N, Generator>,
+                              "a layer holds a Generator by value: hold a std::shared_ptr<Generator> (as nn::Dropout does), "
+                              "so that checkpointing can replay its draws");
             } else if constexpr (std::is_same_v<N, nn::Mode>) {
                 modes_.emplace_back(&node, nn::is_training(node) ? nn::Mode::train : nn::Mode::test);
             }
