@@ -28,7 +28,8 @@ public:
     void load_state(std::span<const std::filesystem::path> paths) override { train::load_state(state_, paths); }
     std::size_t state_bytes() const override {
         std::size_t bytes = 0;
-        for (const auto& moment : state_.moments) tree::foreach_parameter(moment, [&](const std::string&, const Param& p) { bytes += p.size() * sizeof(float); });
+        for (const auto& moment : state_.moments)
+            tree::foreach_parameter(moment, [&](const std::string&, const Param& p) { bytes += p.size() * sizeof(float); });
         return bytes;
     }
 

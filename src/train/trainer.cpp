@@ -174,12 +174,10 @@ Trainer::Trainer(Trainable& model, const data::Dataset& data, TrainerOptions opt
         for (std::size_t i = 0; i < params.size(); ++i) owned.push_back(params[i]->frozen || owners_[i] == rank_);
     }
     optimiser_ = model_.trainer_adamw(o_.adamw, std::move(owned));
-    optimiser_bytes_.assign(1, optimiser_->state_bytes());
-    if (ranks_ > 1) {
-        optimiser_bytes_.clear();
-        for (const std::string& bytes : o_.world->all_gather(std::to_string(optimiser_->state_bytes())))
-            optimiser_bytes_.push_back(std::stoull(bytes));
-    }
+    // Every rank's, for the run's summary (World gathers text of any length; a count is short text).
+    const std::string mine = std::to_string(optimiser_->state_bytes());
+    for (const std::string& bytes : ranks_ > 1 ? o_.world->all_gather(mine) : std::vector<std::string>{mine})
+        optimiser_bytes_.push_back(std::stoull(bytes));
     state_ = RunState{.seed = o_.seed, .arguments = o_.arguments};
 }
 

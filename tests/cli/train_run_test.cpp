@@ -307,6 +307,12 @@ std::vector<std::string> one_per_rank(const std::string& policy, const fs::path&
     return args;
 }
 
+// remat under mpirun -np `ranks`.
+Result run_on_ranks(int ranks, const std::vector<std::string>& args) {
+    UnderMpirun launcher(ranks);
+    return run_remat(args);
+}
+
 // The processes `pid` has started (mpirun's ranks).
 std::vector<pid_t> children_of(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
@@ -405,8 +411,7 @@ TEST_CASE("mpirun -np 2: a killed rank ends the run, non-zero and without hangin
     {
         auto resume = args;
         resume.insert(resume.end(), {"--resume", out.string()});
-        UnderMpirun two(2);
-        const Result r = run_remat(resume);
+        const Result r = run_on_ranks(2, resume);
         CAPTURE(r.err);
         REQUIRE(r.code == 0);
     }
@@ -497,8 +502,7 @@ TEST_CASE("mpirun -np 2 --shard-optimizer (ZeRO-1): bitwise the unsharded run; k
     auto resume = args;
     resume.insert(resume.end(), {"--resume", out.string()});
     {
-        UnderMpirun two(2);
-        const Result r = run_remat(resume);
+        const Result r = run_on_ranks(2, resume);
         CAPTURE(r.err);
         REQUIRE(r.code == 0);
         const auto [share, commas] = optimiser_share(r.out);
@@ -526,8 +530,7 @@ TEST_CASE("mpirun --shard-optimizer: one process's state resumes on 2 ranks; 3 r
     auto args = one_per_rank("none", out);
     args.insert(args.end(), {"--shard-optimizer", "--resume", out.string()});
     {
-        UnderMpirun two(2);
-        const Result r = run_remat(args);
+        const Result r = run_on_ranks(2, args);
         CAPTURE(r.err);
         REQUIRE(r.code == 0);
     }
@@ -551,11 +554,7 @@ TEST_CASE("mpirun --shard-optimizer: one process's state resumes on 2 ranks; 3 r
     CHECK(reference3.out.find(", 35680 parameters)") != std::string::npos);
     auto args3 = three_way(sharded, "1", "blocks");
     args3.push_back("--shard-optimizer");
-    Result r;
-    {
-        UnderMpirun three(3);
-        r = run_remat(args3);
-    }
+    const Result r = run_on_ranks(3, args3);
     CAPTURE(r.err);
     REQUIRE(r.code == 0);
     CHECK(read_text(sharded / "model.safetensors") == read_text(one / "model.safetensors"));
@@ -573,13 +572,10 @@ TEST_CASE("mpirun --shard-optimizer: one process's state resumes on 2 ranks; 3 r
     copy_run(one, grouped);  // one process, --accumulate 3: in micro-batch order
     auto regrouped = three_way(grouped, "3", "none");
     regrouped.insert(regrouped.end(), {"--resume", (grouped / "checkpoint-8").string()});
-    {
-        UnderMpirun three(3);
-        *std::next(std::find(regrouped.begin(), regrouped.end(), "--accumulate")) = "1";
-        const Result fine = run_remat(regrouped);  // 3 ranks x 1: the same order
-        CAPTURE(fine.err);
-        CHECK(fine.code == 0);
-    }
+    *std::next(std::find(regrouped.begin(), regrouped.end(), "--accumulate")) = "1";
+    const Result fine = run_on_ranks(3, regrouped);  // 3 ranks x 1: the same order
+    CAPTURE(fine.err);
+    CHECK(fine.code == 0);
     CHECK(read_text(grouped / "model.safetensors") == read_text(one / "model.safetensors"));
 }
 
@@ -599,10 +595,7 @@ TEST_CASE("--shard-optimizer: in one process a warning; a step summed in another
     const fs::path by_rank = scratch() / "zero-by-rank";
     auto pairs = run_args("none", by_rank, "4");
     *std::next(std::find(pairs.begin(), pairs.end(), "--steps")) = "8";
-    {
-        UnderMpirun two(2);
-        REQUIRE(run_remat(pairs).code == 0);
-    }
+    REQUIRE(run_on_ranks(2, pairs).code == 0);
     auto four = pairs;
     *std::next(std::find(four.begin(), four.end(), "--accumulate")) = "4";
     four.insert(four.end(), {"--resume", (by_rank / "checkpoint-4").string()});
