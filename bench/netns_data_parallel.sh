@@ -14,7 +14,7 @@
 # the rank's own core). Last, the first config's share alone: `hidden share: N %`.
 #
 #   bench/netns_data_parallel.sh [CONFIG...] [ROUNDS]    configs small|deep (default: deep small), ROUNDS 6
-#   RATE=1gbit DELAY=0 BUCKET_MIB=25 BUILD=build-test    the defaults; RATE and DELAY as tc reads them
+#   RATE=1gbit DELAY=0 BUCKET_MIB=4 BUILD=build-test    the defaults; RATE and DELAY as tc reads them
 #   SEND_BUFFER=4194304                                   the most a socket holds for sending (tcp_wmem's max)
 #   MPI_ARGS="--mca btl_tcp_progress_thread 1"            more mpirun options (none by default)
 #
@@ -38,7 +38,7 @@ done
 [ ${#configs[@]} -gt 0 ] || configs=(deep small)
 rate=${RATE:-1gbit}
 delay=${DELAY:-0}
-bucket_mib=${BUCKET_MIB:-25}
+bucket_mib=${BUCKET_MIB:-4}
 bench=$(realpath "${BUILD:-$source_root/build-test}")/bench/data_parallel_step
 ns=(remat-net0 remat-net1)
 veth=(remat-veth0 remat-veth1)

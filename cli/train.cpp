@@ -541,7 +541,7 @@ Command add_train_command(CLI::App& remat) {
                         "Under mpirun: sum gradients across ranks during-backward (overlapped, in buckets) or after-backward "
                         "(the same bits; default: during-backward)")
         ->type_name("WHEN");
-    add(command, "--bucket-size", f->bucket_size, "Under mpirun: how many gradients each of those sums takes, as a size (default: 25MiB)", "SIZE");
+    add(command, "--bucket-size", f->bucket_size, "Under mpirun: how many gradients each of those sums takes, as a size (default: 4MiB)", "SIZE");
     command->add_flag("--shard-optimizer", f->options.shard_optimizer,
                       "Under mpirun: each rank keeps the AdamW state of its 1/N of the parameters and updates those only "
                       "(ZeRO-1; the same bits, and any rank count resumes its checkpoints)");

@@ -33,7 +33,7 @@ struct TrainOptions {
     // Under mpirun: sum each gradient bucket across ranks while backward still runs (false: after
     // it; the same bits, for measuring what the overlap hides).
     bool sum_during_backward = true;
-    std::size_t bucket_bytes = std::size_t{25} << 20;  // gradients per bucket of that sum
+    std::size_t bucket_bytes = std::size_t{4} << 20;  // gradients per bucket of that sum
     bool shard_optimizer = false;  // under mpirun: ZeRO-1, each rank the optimiser state of its share
     // LoRA (docs/lora.md): a new adapter from --lora's text (cli/lora.hpp), or an existing one in HF
     // PEFT's format to go on training; the base frozen, only the adapter saved.

@@ -190,6 +190,14 @@ Var Tape::record(OpKind kind, std::shared_ptr<const Tensor> output, const std::v
     return handle(std::move(output), slot);
 }
 
+Var Tape::record_row_lookup(OpKind kind, std::shared_ptr<const Tensor> output, const Var& table,
+                            std::shared_ptr<const IdTensor> rows, Pullback pullback) {
+    const std::size_t before = nodes_.size();
+    Var out = record(kind, std::move(output), {table}, std::move(pullback));
+    if (nodes_.size() > before) nodes_.back().rows_read = std::move(rows);
+    return out;
+}
+
 Var Tape::checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep) {
     if (!recording()) return f(inputs);
     for (const Var& v : inputs) check_current(v, "checkpointed");
@@ -272,7 +280,24 @@ std::vector<const Tensor*> Tape::leaves_read_since(std::size_t first_node) const
 // Backward hooks: each leaf's uses among the nodes from first_node on, which backward has yet to run.
 void Tape::count_leaf_uses(std::size_t first_node) {
     if (!hooks_.leaf_final) return;
-    for (const Tensor* leaf : leaves_read_since(first_node)) ++pending_uses_[leaf];
+    std::vector<const Tensor*> leaves;
+    for (std::size_t n = first_node; n < nodes_.size(); ++n) {
+        leaves.clear();
+        add_leaves_read_by(n, leaves);
+        for (const Tensor* leaf : leaves) {
+            PendingUses& uses = pending_uses_[leaf];
+            if (nodes_[n].rows_read)
+                uses.lookups.push_back(n);
+            else
+                ++uses.other;
+        }
+    }
+    for (std::size_t n = first_node; n < nodes_.size(); ++n)  // a table only ever looked up (positions)
+        if (nodes_[n].rows_read) {
+            leaves.clear();
+            add_leaves_read_by(n, leaves);
+            for (const Tensor* leaf : leaves) report_if_only_lookups_left(leaf);
+        }
 }
 
 // Node n has been backpropagated: its leaves have one use fewer; those with none left are final.
@@ -281,17 +306,35 @@ void Tape::finish_leaf_uses(std::size_t n) {
     if (!hooks_.leaf_final) return;
     leaves_scratch_.clear();
     add_leaves_read_by(n, leaves_scratch_);
-    one_use_less(leaves_scratch_);
+    for (const Tensor* leaf : leaves_scratch_) one_use_less(leaf, nodes_[n].rows_read ? static_cast<std::int64_t>(n) : -1);
 }
 
-void Tape::one_use_less(const std::vector<const Tensor*>& leaves) {
-    for (const Tensor* leaf : leaves) {
-        auto it = pending_uses_.find(leaf);
-        if (it != pending_uses_.end() && --it->second == 0) {
-            pending_uses_.erase(it);
-            hooks_.leaf_final(*leaf);
-        }
+void Tape::one_use_less(const Tensor* leaf, std::int64_t lookup_node) {
+    auto it = pending_uses_.find(leaf);
+    if (it == pending_uses_.end()) return;
+    PendingUses& uses = it->second;
+    if (lookup_node >= 0)
+        std::erase(uses.lookups, static_cast<std::size_t>(lookup_node));
+    else if (uses.other > 0)
+        --uses.other;
+    if (uses.other == 0 && uses.lookups.empty()) {
+        pending_uses_.erase(it);
+        hooks_.leaf_final(*leaf);
+    } else {
+        report_if_only_lookups_left(leaf);
     }
+}
+
+// The rows the pending lookups read are the only ones still to change.
+void Tape::report_if_only_lookups_left(const Tensor* leaf) {
+    PendingUses& uses = pending_uses_.at(leaf);
+    if (!hooks_.leaf_final_except_rows || uses.reported_except_rows || uses.other > 0 || uses.lookups.empty()) return;
+    uses.reported_except_rows = true;
+    std::vector<std::int64_t> rows;
+    for (std::size_t n : uses.lookups) rows.insert(rows.end(), nodes_[n].rows_read->begin(), nodes_[n].rows_read->end());
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    hooks_.leaf_final_except_rows(*leaf, rows);
 }
 
 void Tape::backward(const Var& loss) {
@@ -395,7 +438,7 @@ void Tape::recompute(std::size_t n) {
     if (hooks_.leaf_final) {  // the region's uses pass to the ops it recorded: its leaves are final once those are done
         const std::vector<const Tensor*> leaves = std::move(nodes_[n].region_leaves);
         nodes_[n].region_leaves.clear();
-        one_use_less(leaves);
+        for (const Tensor* leaf : leaves) one_use_less(leaf);
     }
     backward_from(node_mark);
 }
@@ -407,6 +450,7 @@ void Tape::release(std::size_t n) {
     node.checkpoint_inputs.clear();
     node.kept.clear();
     node.region_leaves.clear();
+    node.rows_read.reset();
     slots_[static_cast<std::size_t>(node.output)].grad.reset();
 }
 

@@ -26,7 +26,7 @@ Var embedding(const Var& weight, const IdTensor& ids) {
     }
     if (!ad::should_record(weight)) return Var(std::move(y));
     auto saved_ids = std::make_shared<const IdTensor>(ids);
-    return ad::record(ad::OpKind::embedding, share(std::move(y)), {weight}, [saved_ids, C](const Tensor& dy, ad::Grads& g) {
+    auto pullback = [saved_ids, C](const Tensor& dy, ad::Grads& g) {
         // Scatter-add in position order: repeated ids accumulate deterministically.
         float* dw = g[0].data();
         for (std::size_t i = 0; i < saved_ids->size(); ++i) {
@@ -34,7 +34,8 @@ Var embedding(const Var& weight, const IdTensor& ids) {
             const float* src = dy.data() + i * C;
             for (std::size_t c = 0; c < C; ++c) row[c] += src[c];
         }
-    });
+    };
+    return ad::record_row_lookup(ad::OpKind::embedding, share(std::move(y)), weight, saved_ids, std::move(pullback));
 }
 
 }  // namespace remat::ops

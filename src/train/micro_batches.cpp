@@ -49,6 +49,13 @@ void MicroBatches::start_watching(ad::Tape& tape, std::size_t j, std::size_t k, 
                                      if (it != index_.end() && !params_[it->second]->frozen)
                                          report(tape, j, k, it->second, watch);
                                  },
+                             .leaf_final_except_rows =
+                                 [this, &tape, k, &watch](const Tensor& leaf, std::span<const std::int64_t> rows) {
+                                     // With k > 1 the step gradient is a sum made whole tensors at a time.
+                                     const auto it = index_.find(&leaf);
+                                     if (k == 1 && watch.final_except_rows && it != index_.end() && !params_[it->second]->frozen)
+                                         watch.final_except_rows(it->second, tape.grad(leaf), rows);
+                                 },
                              .progress = watch.progress});
 }
 

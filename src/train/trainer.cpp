@@ -314,8 +314,10 @@ RunSummary Trainer::run() {
     // Data parallel: gradients summed across ranks in buckets, during backward unless asked otherwise.
     std::optional<dist::GradientReducer> reducer;
     if (ranks_ > 1) reducer.emplace(*o_.world, model_.parameters(), o_.bucket_bytes, owners_);
-    const GradientWatch sum_during_backward{.final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
-                                            .progress = [&] { reducer->progress(); }};
+    const GradientWatch sum_during_backward{
+        .final = [&](std::size_t i, Tensor* g) { reducer->ready(i, g); },
+        .final_except_rows = [&](std::size_t i, Tensor* g, std::span<const std::int64_t> rows) { reducer->ready_except_rows(i, g, rows); },
+        .progress = [&] { reducer->progress(); }};
     Stream stream(data_, o_.seed);
     // A signal reaches the ranks at different steps: they stop at the same one, the first after any got it.
     auto stop_signal = [&]() -> int {

@@ -4,6 +4,9 @@
 // region's input and read after the region.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -82,6 +85,7 @@ TEST_CASE("backward hooks: each leaf reported once, when its gradient is final")
                                          const Tensor* g = tape.grad(leaf);
                                          reports[&leaf] = {g ? std::optional(*g) : std::nullopt, ops_done, reports.size()};
                                      },
+                                 .leaf_final_except_rows = nullptr,  // tables then count as final only once whole
                                  .progress = [&] { ++ops_done; }});
         Var l = loss();
         tape.backward(l);
@@ -103,6 +107,82 @@ TEST_CASE("backward hooks: each leaf reported once, when its gradient is final")
         CHECK(reports[&blocks[1].w].order < reports[&blocks[0].w].order);
         CHECK(reports[&blocks[0].w].after_ops <= reports[&input].after_ops);
         CHECK(reports[&blocks[2].b].after_ops * 4 < ops_done * 3);
+        tape.clear_grads();
+    }
+}
+
+// A tied embedding (looked up, then the output layer's weight) and a table only looked up: once
+// the lookups are all a table has left, every other row is final — reported with exactly the rows
+// the lookups read, and those rows alone change afterwards. Also with the lookups inside a region.
+TEST_CASE("backward hooks: a table whose only uses left are lookups is final except at their rows") {
+    const std::size_t V = 12, C = 5, T = 6;
+    Tensor tokens = random_tensor({V, C}, 30, 0.5f);
+    Tensor positions = random_tensor({T + 2, C}, 31, 0.5f);
+    IdTensor ids = IdTensor::from_shape({2, T});
+    const std::int64_t picked[] = {3, 7, 3, 0, 11, 7, 7, 5, 3, 0, 2, 11};  // repeats; rows 1, 4, 6, 8–10 unread
+    std::copy(std::begin(picked), std::end(picked), ids.data());
+    IdTensor where = IdTensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) where.data()[t] = static_cast<std::int64_t>(T - t);  // rows 1..6 of 8
+    std::vector<Tensor*> wrt = {&tokens, &positions};
+
+    auto& tape = ad::default_tape();
+    for (bool in_region : {false, true}) {
+        CAPTURE(in_region);
+        auto loss = [&] {
+            auto embed = [&](const std::vector<Var>&) {
+                return ops::embedding(ad::leaf(tokens), ids) + ops::embedding(ad::leaf(positions), where);
+            };
+            Var h = in_region ? ad::checkpointed(embed, {}) : embed({});
+            h = ops::tanh(h);
+            Var logits = ops::matmul(h, ad::leaf(tokens), false, true);  // the output layer: every row of `tokens`
+            return ops::sum(logits * logits);
+        };
+        const ad::Gradient plain = ad::gradient(loss, wrt);
+
+        std::map<const Tensor*, std::vector<std::int64_t>> rows_left;
+        std::map<const Tensor*, Report> early, final;
+        std::size_t ops_done = 0;
+        tape.reset();
+        tape.clear_grads();
+        tape.set_backward_hooks({.leaf_final =
+                                     [&](const Tensor& leaf) {
+                                         const Tensor* g = tape.grad(leaf);
+                                         final[&leaf] = {g ? std::optional(*g) : std::nullopt, ops_done, final.size()};
+                                     },
+                                 .leaf_final_except_rows =
+                                     [&](const Tensor& leaf, std::span<const std::int64_t> rows) {
+                                         CHECK(!rows_left.count(&leaf));
+                                         rows_left[&leaf].assign(rows.begin(), rows.end());
+                                         const Tensor* g = tape.grad(leaf);
+                                         early[&leaf] = {g ? std::optional(*g) : std::nullopt, ops_done, 0};
+                                     },
+                                 .progress = [&] { ++ops_done; }});
+        Var l = loss();
+        tape.backward(l);
+        tape.set_backward_hooks({});
+
+        CHECK(rows_left[&tokens] == std::vector<std::int64_t>{0, 2, 3, 5, 7, 11});
+        CHECK(rows_left[&positions] == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
+        for (std::size_t i = 0; i < wrt.size(); ++i) {
+            CAPTURE(i);
+            const Tensor* leaf = wrt[i];
+            REQUIRE(final.count(leaf));
+            REQUIRE(final[leaf].gradient);
+            CHECK(test::same_bits(*final[leaf].gradient, plain.grads[i]));
+            CHECK(early[leaf].after_ops < final[leaf].after_ops);
+            // The rows not listed were final when reported (zeros if no gradient existed yet).
+            const std::vector<std::int64_t>& listed = rows_left[leaf];
+            for (std::size_t r = 0; r < leaf->shape()[0]; ++r) {
+                if (std::find(listed.begin(), listed.end(), static_cast<std::int64_t>(r)) != listed.end()) continue;
+                CAPTURE(r);
+                for (std::size_t c = 0; c < C; ++c) {
+                    const float then = early[leaf].gradient ? early[leaf].gradient->data()[r * C + c] : 0.0f;
+                    CHECK(std::bit_cast<std::uint32_t>(then) == std::bit_cast<std::uint32_t>(plain.grads[i].data()[r * C + c]));
+                }
+            }
+        }
+        CHECK(early[&positions].after_ops <= (in_region ? ops_done : 0));  // only ever looked up: from the start
+        CHECK(early[&tokens].after_ops > 0);                                  // after the output layer's backward
         tape.clear_grads();
     }
 }

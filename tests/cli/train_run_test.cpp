@@ -359,7 +359,7 @@ TEST_CASE("mpirun -np 2 is bitwise one process with --accumulate 2: dropout, non
 }
 
 TEST_CASE("mpirun -np 2: small buckets summed during backward, or the sum after it: the same bits") {
-    // The test model's gradients fit one 25MiB bucket; 4KB makes dozens, which start while backward runs.
+    // The test model's gradients fit one default (4MiB) bucket; 4KB makes dozens, which start while backward runs.
     for (const std::vector<std::string>& how : {std::vector<std::string>{"--bucket-size", "4KB"},
                                                 std::vector<std::string>{"--gradient-sum", "after-backward", "--bucket-size", "1KB"}}) {
         CAPTURE(how[1]);

@@ -172,3 +172,88 @@ TEST_CASE("GradientReducer: what finish() is not told of counts as no gradient; 
     CHECK(test::same_bits(g, full({3}, static_cast<float>(world().size()))));
     CHECK(sums[1] == nullptr);
 }
+
+// An embedding table: its rows the lookups do not read are final before the rest (ready_except_rows);
+// from the second step the ranks sum it in those two parts. The sums stay 0 + g₀ + g₁ + … to the bit:
+// with a gradient before the lookups (a tied table) or none (positions), with a rank not told of its
+// rows first (it takes part at ready), with and without owners.
+TEST_CASE("GradientReducer: a table summed in two parts, the rows lookups read last; the same bits") {
+    const std::size_t N = world().size(), me = world().rank();
+    const std::size_t V = 40, C = 3;
+    std::vector<Param> params;
+    params.emplace_back(zeros({V, C}));  // the table
+    params.emplace_back(zeros({50}));
+    params.emplace_back(zeros({V / 2, C}));  // a second table, never told of early
+    std::vector<Param*> pointers = {&params[0], &params[1], &params[2]};
+    // Rank r's lookups read rows r, r + 3, r + 6, … (repeats across ranks); step 2 reads none here.
+    auto lookup_rows = [&](std::size_t step, std::size_t rank) {
+        std::vector<std::int64_t> rows;
+        if (step != 2)
+            for (std::size_t r = rank; r < V; r += 3 + step) rows.push_back(static_cast<std::int64_t>(r));
+        return rows;
+    };
+    // Before the lookups: a gradient (steps 0, 1, 2) or none (step 3, as a table only looked up).
+    auto before = [&](std::size_t step, std::size_t rank) -> std::optional<Tensor> {
+        if (step == 3) return std::nullopt;
+        Tensor t = empty({V, C});
+        Generator g(7000 + 100 * step + rank);
+        g.fill_normal(t.data(), t.size(), 0.0f, 1.0f);
+        return t;
+    };
+    // After: the lookups add to their rows.
+    auto after = [&](std::size_t step, std::size_t rank) {
+        Tensor t = before(step, rank).value_or(zeros({V, C}));
+        Tensor added = empty({V, C});
+        Generator g(9000 + 100 * step + rank);
+        g.fill_normal(added.data(), added.size(), 0.0f, 1.0f);
+        for (std::int64_t r : lookup_rows(step, rank))
+            for (std::size_t c = 0; c < C; ++c) t.data()[static_cast<std::size_t>(r) * C + c] += added.data()[static_cast<std::size_t>(r) * C + c];
+        return t;
+    };
+    std::vector<std::size_t> sizes = {V * C, 50, V / 2 * C};
+    for (const std::vector<std::size_t>& owners : {std::vector<std::size_t>{}, dist::owners_by_elements(sizes, N)}) {
+        CAPTURE(owners.size());
+        dist::GradientReducer reducer(world(), pointers, 64 * sizeof(float), owners);
+        for (std::size_t step = 0; step < 4; ++step) {
+            CAPTURE(step);
+            CHECK(reducer.split_count() == (N > 1 && step > 0 ? 1 : 0));
+            std::optional<Tensor> early = before(step, me);
+            Tensor small = full({50}, static_cast<float>(me + step));
+            Tensor second = full({V / 2, C}, 0.5f + static_cast<float>(me));
+            const std::vector<std::int64_t> rows = lookup_rows(step, me);
+            const bool told = !(step == 1 && me == 1);  // rank 1 is not told early at step 1
+            if (told) reducer.ready_except_rows(0, early ? &*early : nullptr, rows);
+            reducer.progress();
+            reducer.ready(1, &small);
+            reducer.progress();
+            reducer.ready(2, &second);
+            // The lookups: into their rows of the same tensor (the others may hold sums by now), or
+            // into a new one where there was none.
+            Tensor made;
+            Tensor* last = early ? &*early : &made;
+            const Tensor looked_up = after(step, me);
+            if (early)
+                for (std::int64_t r : rows)
+                    std::copy_n(looked_up.data() + r * C, C, early->data() + r * C);
+            else
+                made = looked_up;
+            reducer.ready(0, last);
+            const std::vector<Tensor*> sums = reducer.finish();
+            for (std::size_t i = 0; i < 3; ++i) {
+                CAPTURE(i);
+                if (!owners.empty() && N > 1 && owners[i] != me) {
+                    CHECK(sums[i] == nullptr);
+                    continue;
+                }
+                REQUIRE(sums[i] != nullptr);
+                Tensor expected = zeros(params[i].value.shape());
+                for (std::size_t r = 0; r < N; ++r)
+                    expected += i == 0 ? after(step, r) : i == 1 ? full({50}, static_cast<float>(r + step)) : full({V / 2, C}, 0.5f + static_cast<float>(r));
+                CHECK(test::same_bits(*sums[i], expected));
+            }
+        }
+    }
+    dist::GradientReducer reducer(world(), pointers);
+    const std::int64_t outside[] = {static_cast<std::int64_t>(V)};
+    CHECK_THROWS_AS(reducer.ready_except_rows(0, nullptr, outside), std::out_of_range);
+}

@@ -2,7 +2,10 @@
 // folders.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <xtensor/xview.hpp>
@@ -108,10 +111,19 @@ TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, 
             std::vector<std::optional<Tensor>> seen(params.size());
             std::vector<std::size_t> at(params.size(), 0), times(params.size(), 0);
             std::size_t ops_done = 0;
+            std::vector<std::optional<Tensor>> seen_early(params.size());
+            std::vector<std::vector<std::int64_t>> rows_left(params.size());
+            std::vector<std::size_t> times_early(params.size(), 0);
             const train::GradientWatch watch{.final = [&](std::size_t i, Tensor* g) {
                                                  ++times[i];
                                                  at[i] = ops_done;
                                                  seen[i] = g ? std::optional(*g) : std::nullopt;
+                                             },
+                                             .final_except_rows = [&](std::size_t i, Tensor* g, std::span<const std::int64_t> rows) {
+                                                 ++times_early[i];
+                                                 CHECK(times[i] == 0);
+                                                 seen_early[i] = g ? std::optional(*g) : std::nullopt;
+                                                 rows_left[i].assign(rows.begin(), rows.end());
                                              },
                                              .progress = [&] { ++ops_done; }};
             const auto g = micro.run(tape, k, loss, 0, &watch);
@@ -129,6 +141,28 @@ TEST_CASE("MicroBatches with a GradientWatch: each step gradient reported once, 
                 CHECK(test::same_bits(*seen[i], *g.grads[i]));  // final when reported
                 CHECK(test::same_bits(*g.grads[i], expected[i]));  // and the same gradient as unwatched
                 early += at[i] * 2 < ops_done;
+            }
+            // The tied token embedding (wte, parameter 0) and the position table (wpe, 1, frozen here)
+            // have only lookups left at the end: with one micro-batch, wte is reported early first,
+            // every row but the batch's tokens final then.
+            CHECK(times_early[0] == (k == 1 ? 1 : 0));
+            for (std::size_t i = 1; i < params.size(); ++i) CHECK(times_early[i] == 0);
+            if (k == 1) {
+                std::vector<std::int64_t> tokens(batches[0].begin(), batches[0].end());
+                std::sort(tokens.begin(), tokens.end());
+                tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+                CHECK(rows_left[0] == tokens);
+                REQUIRE(seen_early[0]);
+                const std::size_t C = seen_early[0]->shape()[1];
+                std::size_t rows_final = 0;
+                for (std::size_t r = 0; r < seen_early[0]->shape()[0]; ++r) {
+                    if (std::binary_search(tokens.begin(), tokens.end(), static_cast<std::int64_t>(r))) continue;
+                    rows_final += std::equal(seen_early[0]->data() + r * C, seen_early[0]->data() + (r + 1) * C,
+                                             g.grads[0]->data() + r * C, [](float a, float b) {
+                                                 return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+                                             });
+                }
+                CHECK(rows_final == seen_early[0]->shape()[0] - tokens.size());
             }
             MESSAGE(early << " of " << params.size() << " reported in the first half of the last backward");
             CHECK(early * 3 > params.size());  // the later blocks' parameters, in the first half of backward

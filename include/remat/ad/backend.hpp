@@ -103,6 +103,13 @@ public:
     // Records an op whose output is `output`; returns it as a Var.
     virtual Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                        Pullback pullback) = 0;
+    // The same for an op that reads only some rows of `table` (an embedding lookup) and whose
+    // pullback adds only to those rows of its gradient: `rows` indexes the table's first dimension. A
+    // backend watching backward may report the table's other rows final before the op has run.
+    virtual Var record_row_lookup(OpKind kind, std::shared_ptr<const Tensor> output, const Var& table,
+                                  std::shared_ptr<const IdTensor> /*rows*/, Pullback pullback) {
+        return record(kind, std::move(output), {table}, std::move(pullback));
+    }
     // Runs f without recording and keeps only `inputs` — and the outputs of ops whose kind is in
     // `keep` (selective checkpointing); on backward, recomputes f with recording (handing the kept
     // outputs back instead of recomputing them) and backpropagates through it. Without recording,
@@ -170,6 +177,10 @@ inline std::shared_ptr<const Tensor> share(Tensor&& t) { return std::make_shared
 inline Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                   Pullback pullback) {
     return current().record(kind, std::move(output), inputs, std::move(pullback));
+}
+inline Var record_row_lookup(OpKind kind, std::shared_ptr<const Tensor> output, const Var& table,
+                             std::shared_ptr<const IdTensor> rows, Pullback pullback) {
+    return current().record_row_lookup(kind, std::move(output), table, std::move(rows), std::move(pullback));
 }
 
 }  // namespace remat::ad

@@ -38,6 +38,8 @@ public:
     Var shared_leaf(std::shared_ptr<const Tensor> tensor) override;
     Var record(OpKind kind, std::shared_ptr<const Tensor> output, const std::vector<Var>& inputs,
                Pullback pullback) override;
+    Var record_row_lookup(OpKind kind, std::shared_ptr<const Tensor> output, const Var& table,
+                          std::shared_ptr<const IdTensor> rows, Pullback pullback) override;
     Var checkpointed(CheckpointFn f, std::vector<Var> inputs, KindSet keep = {}) override;
     std::shared_ptr<const Tensor> reuse(OpKind kind) override;
     void keep(OpKind kind, const std::shared_ptr<const Tensor>& output) override;
@@ -60,10 +62,14 @@ public:
     // while backward goes on). leaf_final(t) is called as soon as leaf tensor t's gradient has had
     // every contribution of this backward — after the last recorded op reading t, or the last
     // checkpointed region whose forward read it, has been backpropagated (the gradient may be
-    // absent: grad(t) == nullptr); leaves the recording never read are not reported. progress() is
-    // called after each recorded op's backward. Either may be empty; BackwardHooks{} stops watching.
+    // absent: grad(t) == nullptr); leaves the recording never read are not reported. Before that,
+    // leaf_final_except_rows(t, rows) is called once when all t's uses left are row lookups
+    // (record_row_lookup, e.g. a tied embedding after the output layer's backward): every row of the
+    // gradient but `rows` (sorted, distinct) is final. progress() is called after each recorded op's
+    // backward. Any may be empty; BackwardHooks{} stops watching.
     struct BackwardHooks {
         std::function<void(const Tensor& leaf)> leaf_final;
+        std::function<void(const Tensor& leaf, std::span<const std::int64_t> rows)> leaf_final_except_rows;
         std::function<void()> progress;
     };
     void set_backward_hooks(BackwardHooks hooks) { hooks_ = std::move(hooks); }
@@ -104,6 +110,7 @@ private:
         std::vector<std::shared_ptr<const Tensor>> kept;    // selective: outputs kept by the forward
         std::vector<std::pair<OpKind, Shape>> signature;  // debug check: what the forward recorded
         std::vector<const Tensor*> region_leaves;  // leaves the region's (unrecorded) forward read
+        std::shared_ptr<const IdTensor> rows_read;  // a row lookup: the only rows of its input it reads
     };
     // The innermost checkpointed region being run: where keep() stores and reuse() takes from.
     struct Region {
@@ -135,7 +142,8 @@ private:
     std::vector<const Tensor*> leaves_read_since(std::size_t first_node) const;
     void count_leaf_uses(std::size_t first_node);
     void finish_leaf_uses(std::size_t n);
-    void one_use_less(const std::vector<const Tensor*>& leaves);
+    void one_use_less(const Tensor* leaf, std::int64_t lookup_node = -1);
+    void report_if_only_lookups_left(const Tensor* leaf);
 
     std::vector<Node> nodes_;
     std::vector<Slot> slots_;
@@ -160,7 +168,12 @@ private:
     std::vector<Region> regions_;
     BackwardHooks hooks_;
     // While a watched backward runs: each leaf's uses still to be backpropagated.
-    std::unordered_map<const Tensor*, std::size_t> pending_uses_;
+    struct PendingUses {
+        std::size_t other = 0;                  // uses that may add to any row
+        std::vector<std::size_t> lookups;       // row lookups (nodes) reading it
+        bool reported_except_rows = false;
+    };
+    std::unordered_map<const Tensor*, PendingUses> pending_uses_;
     std::vector<const Tensor*> leaves_scratch_;
 };
 

@@ -5,6 +5,8 @@
 //
 //   dist::GradientReducer reducer(world, model->parameters());   // on every rank, in the same order
 //   train::GradientWatch watch{.final = [&](std::size_t i, Tensor* g) { reducer.ready(i, g); },
+//                              .final_except_rows = [&](std::size_t i, Tensor* g, auto rows) {
+//                                  reducer.ready_except_rows(i, g, rows); },
 //                              .progress = [&] { reducer.progress(); }};
 //   train::StepGradient g = micro.run(tape, K, loss, K * world.size(), &watch);
 //   g.grads = reducer.finish();                                    // the step's gradient, summed
@@ -17,7 +19,9 @@
 // going. A parameter only some ranks have a gradient for counts as zeros on the others; one no rank
 // has stays without gradient (nullptr), as in one process.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "remat/core/param.hpp"
@@ -31,7 +35,7 @@ public:
     // (checked: a mismatch ends the job naming it). Frozen parameters take no part. `owners` (ZeRO-1,
     // dist/shards.hpp): per parameter, the one rank that receives its sum (a reduce-scatter); the
     // same on every rank. Empty: every rank receives every sum.
-    GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes = std::size_t{25} << 20,
+    GradientReducer(const World& world, std::vector<Param*> params, std::size_t bucket_bytes = std::size_t{4} << 20,
                     std::vector<std::size_t> owners = {});
     ~GradientReducer();
     GradientReducer(const GradientReducer&) = delete;
@@ -41,6 +45,13 @@ public:
     // must stay put until finish(), which leaves the sum in it. Starts the bucket's sum when this
     // was its last gradient.
     void ready(std::size_t i, Tensor* gradient);
+    // Before ready(i, ·): parameter i's gradient is final except at `rows` of its first dimension
+    // (train::GradientWatch::final_except_rows — a table whose only uses left are lookups). From the
+    // step after every rank was told this for i, i is summed in two parts: the rows no rank has left
+    // to look up, once the ranks have exchanged theirs, then the rest at ready(i). Same sums, same
+    // bits; `gradient` (null: zeros so far) and its elements must stay put until finish(): those rows
+    // are summed where they are.
+    void ready_except_rows(std::size_t i, Tensor* gradient, std::span<const std::int64_t> rows);
     // Moves the sums in flight along; cheap when there is nothing to do.
     void progress();
     // Reports parameters not yet ready as having no gradient, waits for every sum and returns the
@@ -49,7 +60,9 @@ public:
     // the others'.
     std::vector<Tensor*> finish();
 
+    // Buckets of whole parameters; parameters summed in two parts (each in two buckets of its own).
     std::size_t bucket_count() const;
+    std::size_t split_count() const;
     // Seconds finish() spent waiting in its last call: the communication backward did not hide.
     double last_wait_seconds() const;
 

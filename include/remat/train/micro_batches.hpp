@@ -45,6 +45,11 @@ struct GradientWatch {
     // nullptr: it has none. Once per parameter and step, frozen ones excepted, in the order backward
     // finishes them (those it never reaches after it returns, in parameter order).
     std::function<void(std::size_t param, Tensor* gradient)> final;
+    // Before final(): every row of parameter i's step gradient but `rows` (sorted, distinct; of its
+    // first dimension) is final — all backward has left for it are row lookups (a tied embedding
+    // after the output layer). Told only for a step of one micro-batch here; `gradient` may be null
+    // (zeros so far) and need not be the tensor final() later gives.
+    std::function<void(std::size_t param, Tensor* gradient, std::span<const std::int64_t> rows)> final_except_rows;
     // Called after every recorded op's backward: a chance to move data while backward runs.
     std::function<void()> progress;
 };
