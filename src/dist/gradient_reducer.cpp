@@ -295,18 +295,18 @@ struct GradientReducer::State {
     void advance_in_flight() {
         all_requests.clear();
         for (std::size_t b : in_flight) all_requests.insert(all_requests.end(), buckets[b].requests.begin(), buckets[b].requests.end());
-        if (all_requests.empty()) return;
         int completed = 0;
         completed_indices.resize(all_requests.size());
-        MPI_Testsome(static_cast<int>(all_requests.size()), all_requests.data(), &completed, completed_indices.data(), MPI_STATUSES_IGNORE);
+        if (!all_requests.empty())
+            MPI_Testsome(static_cast<int>(all_requests.size()), all_requests.data(), &completed, completed_indices.data(),
+                         MPI_STATUSES_IGNORE);
         auto request = all_requests.begin();
         for (std::size_t b : in_flight) {  // completed requests came back as MPI_REQUEST_NULL
             std::vector<MPI_Request>& mine = buckets[b].requests;
             std::copy(request, request + static_cast<std::ptrdiff_t>(mine.size()), mine.begin());
             request += static_cast<std::ptrdiff_t>(mine.size());
         }
-        for (std::size_t k = 0; k < in_flight.size(); ++k) {  // next_phase may start more: index, not iterator
-            const std::size_t b = in_flight[k];
+        for (std::size_t b : in_flight) {
             const std::vector<MPI_Request>& mine = buckets[b].requests;
             if (std::all_of(mine.begin(), mine.end(), [](MPI_Request r) { return r == MPI_REQUEST_NULL; })) next_phase(b);
         }
