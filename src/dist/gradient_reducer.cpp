@@ -546,12 +546,7 @@ void GradientReducer::ready(std::size_t i, Tensor* gradient) {
     if (st.bucket_of[i] < 0) return;  // frozen
     const auto b = static_cast<std::size_t>(st.bucket_of[i]);
     State::Bucket& bucket = st.buckets[b];
-    if (!gradient) {  // contributes zeros, and takes the sum if another rank has a gradient
-        Tensor& spare = st.spare[i];
-        if (spare.shape() != st.params[i]->value.shape()) spare = Tensor::from_shape(st.params[i]->value.shape());
-        std::fill(spare.begin(), spare.end(), 0.0f);
-        st.gradient[i] = &spare;
-    }
+    if (!gradient) st.gradient[i] = st.zeros_for(i);  // contributes zeros, and takes the sum if another rank has a gradient
     bucket.flags[st.member_of[i]] = gradient ? 1.0f : 0.0f;
     if (--bucket.waiting == 0) st.start(b);
 }
