@@ -3,14 +3,14 @@
 // it with bench/torch_llama.py --lora (PyTorch, a hand-written LoRA) and compare them in one run.
 //
 //   build/bench/lora_step tinyllama|tinylora [--lora R | --full | --frozen] [--precision bf16]
-//                         [--base-precision bf16] [--checkpoint none|blocks|auto|…]
+//                         [--base-precision bf16] [--checkpoint none|blocks|auto|…] [--layers N]
 //
 // --lora R: adapters of rank R, alpha 2R, dropout 0.05 on q, k, v, o, gate, up and down projections, B
 // drawn N(0, 0.01²) (with B zero A would get no gradient), everything else frozen — as torch_llama.py
 // --lora R --lora-random-b. --full: every parameter trained. The model is in training mode (LoRA's
 // dropout on; the Llama has none of its own). --frozen: only the input embedding trained, so the
 // step is the frozen products' forward and input gradients alone — the floor a LoRA step adds its
-// adapters to.
+// adapters to. --layers N: the config's width with N decoder layers (quicker A/B checks).
 //
 // Commands (one reply line each, flushed):
 //   params        → "<parameters> <matmul parameters>"  (matmul: all but the input embedding)
@@ -69,7 +69,7 @@ std::size_t peak_rss_bytes() {
 [[noreturn]] void usage() {
     std::fprintf(stderr,
                  "usage: lora_step tinyllama|tinylora [--lora R | --full | --frozen] [--precision bf16] [--base-precision bf16] "
-                 "[--checkpoint POLICY]   (then commands on stdin)\n");
+                 "[--checkpoint POLICY] [--layers N]   (then commands on stdin)\n");
     std::exit(2);
 }
 
@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
     bool frozen = false;
     Precision precision = Precision::fp32, base_precision = Precision::fp32;
     std::string checkpoint = "blocks";
+    models::SizeRequest sizes = config->sizes;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -94,13 +95,14 @@ int main(int argc, char** argv) {
         else if (a == "--precision" && has_value) precision = parse_precision(argv[++i]);
         else if (a == "--base-precision" && has_value) base_precision = parse_precision(argv[++i]);
         else if (a == "--checkpoint" && has_value) checkpoint = argv[++i];
+        else if (a == "--layers" && has_value) sizes.n_layer = std::stoul(argv[++i]);
         else usage();
     }
 
     const models::Architecture& arch = *models::find_class("LlamaForCausalLM");
     Generator init(1);
     const Policy requested = Policy::parse(checkpoint);
-    auto model = arch.create(arch.config_with(config->sizes), init, nullptr,
+    auto model = arch.create(arch.config_with(sizes), init, nullptr,
                              requested.needs_planning() ? Policy::blocks() : requested);
     if (rank > 0) {
         Generator lora_init(2);
@@ -120,7 +122,7 @@ int main(int argc, char** argv) {
     Generator token_rng(7);
     std::vector<std::uint32_t> bits(ids.size());
     token_rng.fill_bits(bits.data(), bits.size());
-    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % *config->sizes.vocab_size;
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = bits[i] % *sizes.vocab_size;
     const data::Batch batch{.ids = {{"input_ids", ids}, {"labels", ids}}};
 
     const Autocast autocast(precision);

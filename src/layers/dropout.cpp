@@ -19,7 +19,7 @@ std::string Dropout::describe() const {
 }
 
 Var Dropout::operator()(const Var& x) const {
-    if (p == 0.0f || !is_training(mode)) return x;
+    if (!active()) return x;
     if (!rng) throw ValueError("Dropout: no generator");
     return ops::dropout(x, p, *rng);
 }

@@ -20,9 +20,9 @@ std::string Linear::describe() const {
 Var Linear::operator()(const Var& x) const {
     check_features("Linear", x, in_features());
     const Var b = bias ? leaf(*bias) : Var();
-    const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), b, ops::WeightLayout::out_in)
-                                     : ops::linear(x, leaf(weight), b, ops::WeightLayout::out_in);
-    return adapter ? adapter->add_to(y, x) : y;
+    const ops::LowRank update = adapter ? adapter->update(x) : ops::LowRank{};
+    return weight.held_bf16() ? ops::linear(x, weight.bf16(), b, ops::WeightLayout::out_in, update)
+                              : ops::linear(x, leaf(weight), b, ops::WeightLayout::out_in, update);
 }
 
 Conv1D Conv1D::create(std::size_t in, std::size_t out, Generator& rng, float std) {
@@ -36,9 +36,9 @@ std::string Conv1D::describe() const {
 
 Var Conv1D::operator()(const Var& x) const {
     check_features("Conv1D", x, in_features());
-    const Var y = weight.held_bf16() ? ops::linear(x, weight.bf16(), leaf(bias), ops::WeightLayout::in_out)
-                                     : ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out);
-    return adapter ? adapter->add_to(y, x) : y;
+    const ops::LowRank update = adapter ? adapter->update(x) : ops::LowRank{};
+    return weight.held_bf16() ? ops::linear(x, weight.bf16(), leaf(bias), ops::WeightLayout::in_out, update)
+                              : ops::linear(x, leaf(weight), leaf(bias), ops::WeightLayout::in_out, update);
 }
 
 }  // namespace remat::nn

@@ -2,8 +2,6 @@
 
 #include <sstream>
 
-#include "remat/ops/elementwise.hpp"
-#include "remat/ops/linalg.hpp"
 
 namespace remat::nn {
 
@@ -15,13 +13,14 @@ std::string LoRA::describe() const {
     return s.str();
 }
 
-Var LoRA::add_to(const Var& y, const Var& x) const {
-    // The scaling is applied to the rank-r activations rather than to the (…, out) update (exact when
-    // it is a power of two, within rounding otherwise), and the update is added onto y in its product:
-    // no (…, out)-sized tensor of its own, forward or backward.
-    Var down = ops::linear(lora_dropout(x), leaf(lora_A.weight), Var(), ops::WeightLayout::out_in);
-    if (scaling != 1.0f) down = down * scaling;
-    return ops::add_linear(y, down, leaf(lora_B.weight), ops::WeightLayout::out_in);
+ops::LowRank LoRA::update(const Var& x) const {
+    // The dropout and A in one product (dropout(x) is never made), the scaling on its rank-r output
+    // (exact when it is a power of two, within rounding otherwise); B's product is added inside the
+    // wrapped layer's.
+    const bool drops = lora_dropout.active();
+    return {ops::dropout_linear(x, leaf(lora_A.weight), scaling, drops ? lora_dropout.p : 0.0f,
+                                drops ? lora_dropout.rng.get() : nullptr),
+            leaf(lora_B.weight)};
 }
 
 }  // namespace remat::nn

@@ -71,6 +71,15 @@ bool empty_product(std::size_t M, std::size_t N, std::size_t K, float beta, floa
     return true;
 }
 
+void gemm_here(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
+               std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+    single_threaded_blas();
+    if (M != 0 && N != 0 && K != 0)
+        sgemm(transpose_a, transpose_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else if (K == 0 && beta == 0.0f)
+        for (std::size_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+}
+
 void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
           const float* B, float beta, float* C) {
     single_threaded_blas();

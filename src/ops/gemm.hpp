@@ -10,6 +10,11 @@ namespace remat::ops::detail {
 void gemm(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
           const float* B, float beta, float* C);
 
+// The same on the calling thread alone, with leading dimensions: for kernels that cut their own
+// tiles (a piece of the pool's work multiplying one tile, dropout_linear.cpp). fp32 operands.
+void gemm_here(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const float* A,
+               std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc);
+
 // bf16 operands (remat::to_bfloat16's bits), fp32 accumulation and fp32 C.
 void gemm_bf16(bool transpose_a, bool transpose_b, std::size_t M, std::size_t N, std::size_t K, const std::uint16_t* A,
                const std::uint16_t* B, float beta, float* C);

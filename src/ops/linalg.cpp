@@ -1,5 +1,7 @@
 #include "remat/ops/linalg.hpp"
 
+#include <algorithm>
+
 #include "broadcast.hpp"
 #include "common.hpp"
 #include "gemm.hpp"
@@ -111,21 +113,39 @@ Projection projection(const Var& x, const Shape& w, const Var& bias, WeightLayou
     return {in_out, leading_rows(x.shape()), in, out, ys, out < in ? ad::OpKind::narrowing : ad::OpKind::projection};
 }
 
-// y = X·op(W) + b, or base + X·op(W) when `base` (M, out) is given, or the output a selective policy kept.
+// The low-rank term's operands, as the product reads them (unset: no term).
+struct Update {
+    bool defined = false;
+    std::size_t r = 0;
+    Operand down, up;
+};
+Update update_operands(const LowRank& u, const Projection& p, Precision precision) {
+    if (!u.down.defined() && !u.up.defined()) return {};
+    if (!u.down.defined() || !u.up.defined() || u.up.dim() != 2 || u.up.shape()[0] != p.out)
+        throw ShapeError("linear: a low-rank term needs down (..., r) and up (" + std::to_string(p.out) + ", r), got " +
+                         (u.down.defined() ? to_string(u.down.shape()) : "none") + " and " +
+                         (u.up.defined() ? to_string(u.up.shape()) : "none"));
+    Shape down = p.ys;
+    down.back() = u.up.shape()[1];
+    check_shape("linear: low-rank down", down, u.down.shape());
+    return {true, down.back(), operand(u.down.shared_value(), precision, Role::activation),
+            operand(u.up.shared_value(), precision, Role::weight)};
+}
+
+// y = b + down·upᵀ + X·op(W), each term where there is one, or the output a selective policy kept.
 std::shared_ptr<const Tensor> project(const Projection& p, const Operand& X, const Operand& W, const Var& bias,
-                                      const float* base = nullptr) {
+                                      const Update& update) {
     return kept_or_compute(p.kind, p.ys, [&] {
         Tensor y = empty(p.ys);  // (M, out)
-        if (bias.defined() || base) {
-            const float* b = bias.defined() ? bias.value().data() : nullptr;
+        if (bias.defined()) {
+            const float* b = bias.value().data();
             parallel_ranges(p.M, rows_grain(p.out), [&](std::size_t begin, std::size_t end) {
-                for (std::size_t r = begin; r < end; ++r) {
-                    const float* row = b ? b : base + r * p.out;
-                    std::copy(row, row + p.out, y.data() + r * p.out);
-                }
+                for (std::size_t r = begin; r < end; ++r) std::copy(b, b + p.out, y.data() + r * p.out);
             });
         }
-        gemm(false, !p.in_out, p.M, p.out, p.in, X, W, bias.defined() || base ? 1.0f : 0.0f, y.data());
+        if (update.defined)
+            gemm(false, true, p.M, p.out, update.r, update.down, update.up, bias.defined() ? 1.0f : 0.0f, y.data());
+        gemm(false, !p.in_out, p.M, p.out, p.in, X, W, bias.defined() || update.defined ? 1.0f : 0.0f, y.data());
         return y;
     });
 }
@@ -141,60 +161,82 @@ void add_projection_gradients(const Operand& dY, const Operand& X, const Operand
         gemm(true, false, out, in, M, dY, X, 1.0f, g[w_at].data());
 }
 
+// The op's inputs in pullback order — x, [weight], [bias], [down, up] — and where each one is.
+struct Inputs {
+    std::vector<Var> vars;
+    std::size_t bias_at = 0, down_at = 0;
+
+    Inputs(const Var& x, const Var* weight, const Var& bias, const LowRank& update) : vars{x} {
+        if (weight) vars.push_back(*weight);
+        if (bias.defined()) {
+            bias_at = vars.size();
+            vars.push_back(bias);
+        }
+        if (update.down.defined()) {
+            down_at = vars.size();
+            vars.push_back(update.down);
+            vars.push_back(update.up);
+        }
+    }
+    bool record() const {
+        return std::any_of(vars.begin(), vars.end(), [](const Var& v) { return v.requires_grad(); }) &&
+               ad::current().recording();
+    }
+};
+
+// The low-rank term's gradients: d down = dY·up, d up = dYᵀ·down. `down` is unset when up is frozen.
+void add_update_gradients(const Operand& dY, const Update& u, std::size_t M, std::size_t out, ad::Grads& g, std::size_t down_at) {
+    add_projection_gradients(dY, u.down, u.up, false, M, u.r, out, g, down_at, down_at + 1);
+}
+
+// What backward keeps of the term: down only for up's gradient.
+Update kept_for_backward(Update u, const LowRank& update) {
+    if (u.defined && !update.up.requires_grad()) u.down = {};
+    return u;
+}
+
 }  // namespace
 
-Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout) {
+Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout, const LowRank& update) {
     const Projection p = projection(x, weight.shape(), bias, layout);
     const Precision precision = remat::precision();
     const Operand X = operand(x.shared_value(), precision, Role::activation);
     const Operand W = operand(weight.shared_value(), precision, Role::weight);
-    std::shared_ptr<const Tensor> y = project(p, X, W, bias);
-    const bool has_bias = bias.defined();
-    if (!(has_bias ? ad::should_record(x, weight, bias) : ad::should_record(x, weight))) return Var(std::move(y));
+    const Update u = update_operands(update, p, precision);
+    std::shared_ptr<const Tensor> y = project(p, X, W, bias, u);
+    const Inputs inputs(x, &weight, bias, update);
+    if (!inputs.record()) return Var(std::move(y));
 
-    std::vector<Var> inputs{x, weight};
-    if (has_bias) inputs.push_back(bias);
     // The input is kept for the weight's gradient only: a frozen weight (LoRA's base) needs none.
     const Operand kept_x = weight.requires_grad() ? X : Operand{};
-    return ad::record(p.kind, std::move(y), inputs,
-                      [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
+    return ad::record(p.kind, std::move(y), inputs.vars,
+                      [X = kept_x, W, U = kept_for_backward(u, update), in_out = p.in_out, M = p.M, in = p.in, out = p.out,
+                       bias_at = inputs.bias_at, down_at = inputs.down_at, precision](const Tensor& dy, ad::Grads& g) {
                           const Operand dY = operand(dy, precision);
                           add_projection_gradients(dY, X, W, in_out, M, in, out, g, 0, 1);
-                          if (g.size() > 2 && g.wants(2)) add_column_sums(dy.data(), M, out, g[2].data());
+                          if (bias_at && g.wants(bias_at)) add_column_sums(dy.data(), M, out, g[bias_at].data());
+                          if (U.defined) add_update_gradients(dY, U, M, out, g, down_at);
                       });
 }
 
-Var add_linear(const Var& base, const Var& x, const Var& weight, WeightLayout layout) {
-    const Projection p = projection(x, weight.shape(), Var(), layout);
-    check_shape("add_linear: base", p.ys, base.shape());
-    const Precision precision = remat::precision();
-    const Operand X = operand(x.shared_value(), precision, Role::activation);
-    const Operand W = operand(weight.shared_value(), precision, Role::weight);
-    std::shared_ptr<const Tensor> y = project(p, X, W, Var(), base.value().data());
-    if (!ad::should_record(base, x, weight)) return Var(std::move(y));
-
-    const Operand kept_x = weight.requires_grad() ? X : Operand{};
-    return ad::record(p.kind, std::move(y), {base, x, weight},
-                      [X = kept_x, W, in_out = p.in_out, M = p.M, in = p.in, out = p.out, precision](const Tensor& dy, ad::Grads& g) {
-                          if (g.wants(0)) accumulate_unbroadcast(g[0], dy);
-                          add_projection_gradients(operand(dy, precision), X, W, in_out, M, in, out, g, 1, 2);
-                      });
-}
-
-Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout) {
+Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout,
+           const LowRank& update) {
     const Projection p = projection(x, weight->shape, bias, layout);
     const Operand X = operand(x.shared_value(), Precision::bf16, Role::activation);
     const Operand W{nullptr, weight->values.data(), weight};
-    std::shared_ptr<const Tensor> y = project(p, X, W, bias);
-    const bool has_bias = bias.defined();
-    if (!(has_bias ? ad::should_record(x, bias) : ad::should_record(x))) return Var(std::move(y));
+    const Precision precision = remat::precision();  // the low-rank term's
+    const Update u = update_operands(update, p, precision);
+    std::shared_ptr<const Tensor> y = project(p, X, W, bias, u);
+    const Inputs inputs(x, nullptr, bias, update);
+    if (!inputs.record()) return Var(std::move(y));
 
-    std::vector<Var> inputs{x};
-    if (has_bias) inputs.push_back(bias);
-    return ad::record(p.kind, std::move(y), inputs,
-                      [W, in_out = p.in_out, M = p.M, in = p.in, out = p.out](const Tensor& dy, ad::Grads& g) {
-                          if (g.wants(0)) gemm(false, in_out, M, in, out, operand(dy, Precision::bf16), W, 1.0f, g[0].data());
-                          if (g.size() > 1 && g.wants(1)) add_column_sums(dy.data(), M, out, g[1].data());
+    return ad::record(p.kind, std::move(y), inputs.vars,
+                      [W, U = kept_for_backward(u, update), in_out = p.in_out, M = p.M, in = p.in, out = p.out,
+                       bias_at = inputs.bias_at, down_at = inputs.down_at, precision](const Tensor& dy, ad::Grads& g) {
+                          const Operand dY = operand(dy, Precision::bf16);
+                          if (g.wants(0)) gemm(false, in_out, M, in, out, dY, W, 1.0f, g[0].data());
+                          if (bias_at && g.wants(bias_at)) add_column_sums(dy.data(), M, out, g[bias_at].data());
+                          if (U.defined) add_update_gradients(precision == Precision::bf16 ? dY : operand(dy, precision), U, M, out, g, down_at);
                       });
 }
 

@@ -107,10 +107,18 @@ inline std::vector<OpCase> op_cases() {
          [](const V& x) { return linear(x[0], x[1], x[2], WeightLayout::out_in); }},
         {"linear out_in, no bias", {{3, 4}, {5, 4}},
          [](const V& x) { return linear(x[0], x[1], Var(), WeightLayout::out_in); }},
-        {"add_linear out_in", {{2, 3, 5}, {2, 3, 4}, {5, 4}},
-         [](const V& x) { return add_linear(x[0], x[1], x[2], WeightLayout::out_in); }},
-        {"add_linear in_out", {{3, 5}, {3, 4}, {4, 5}},
-         [](const V& x) { return add_linear(x[0], x[1], x[2], WeightLayout::in_out); }},
+        {"linear out_in + low-rank term", {{2, 3, 4}, {5, 4}, {2, 3, 2}, {5, 2}},
+         [](const V& x) { return linear(x[0], x[1], Var(), WeightLayout::out_in, {x[2], x[3]}); }},
+        {"linear in_out + bias + low-rank term", {{3, 4}, {4, 5}, {5}, {3, 3}, {5, 3}},
+         [](const V& x) { return linear(x[0], x[1], x[2], WeightLayout::in_out, {x[3], x[4]}); }},
+        {"dropout_linear, no dropout, scale 2", {{2, 3, 5}, {2, 5}},
+         [](const V& x) { return dropout_linear(x[0], x[1], 2.0f); }},
+        // The same mask at every call: a generator made afresh (tests/ops/dropout_linear_test.cpp: tiles).
+        {"dropout_linear, p=0.3, scale 0.5", {{2, 3, 10}, {3, 10}},
+         [](const V& x) {
+             Generator g(11);
+             return dropout_linear(x[0], x[1], 0.5f, 0.3f, &g);
+         }},
         {"add same shape", {{2, 3}, {2, 3}}, [](const V& x) { return add(x[0], x[1]); }},
         {"add bias row", {{2, 3, 4}, {4}}, [](const V& x) { return add(x[0], x[1]); }},
         {"sub broadcast both ways", {{2, 1, 4}, {1, 3, 1}}, [](const V& x) { return sub(x[0], x[1]); }},

@@ -15,6 +15,8 @@ struct Dropout {
     // rng defaults to the shared default_generator().
     static Dropout create(float p, std::shared_ptr<Generator> rng = nullptr);
     std::string describe() const;
+    // Whether it drops anything now: p > 0 and training (a layer that fuses it, LoRA, asks).
+    bool active() const { return p != 0.0f && is_training(mode); }
     Var operator()(const Var& x) const;
 };
 

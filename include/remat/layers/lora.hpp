@@ -11,6 +11,7 @@
 
 #include "remat/layers/dropout.hpp"
 #include "remat/layers/layer.hpp"
+#include "remat/ops/linalg.hpp"
 
 namespace remat::nn {
 
@@ -28,8 +29,9 @@ struct LoRA {
 
     std::size_t rank() const { return lora_A.weight.shape()[0]; }
     std::string describe() const;  // "LoRA(r=8, scaling=2)"
-    // y + s · B (A (dropout(x))) for x (…, in) and the wrapped layer's output y (…, out).
-    Var add_to(const Var& y, const Var& x) const;
+    // The update for input x (…, in), which the wrapped layer adds inside its product (ops::linear):
+    // down = s · A (dropout(x)) (…, r) and up = B.
+    ops::LowRank update(const Var& x) const;
 };
 
 }  // namespace remat::nn

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "remat/ad/var.hpp"
+#include "remat/core/random.hpp"
 
 namespace remat {
 struct HeldBf16;  // remat/core/param.hpp
@@ -22,16 +23,30 @@ enum class WeightLayout {
     out_in,  // (out, in): PyTorch's Linear, y = x·Wᵀ + b
 };
 
-// y = x·W + b over the last axis of x (..., in) -> (..., out). b (out,) may be undefined (no bias).
-// Recorded as OpKind::projection, or OpKind::narrowing when out < in features, so that selective
-// checkpointing can keep its output.
-Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout);
-// base + x·W, base of the output's shape: a product added onto a tensor in one pass (LoRA's update
-// onto its layer's output), without the product's own output or the sum's. Recorded like linear.
-Var add_linear(const Var& base, const Var& x, const Var& weight, WeightLayout layout);
+// A low-rank term added to a linear layer's output: down (..., r) · upᵀ, up (out, r) — LoRA's
+// s · B (A (dropout(x))) with down = dropout_linear(x, A, s, …) and up = B. Undefined: none.
+struct LowRank {
+    Var down, up;
+};
+
+// y = x·W + b (+ down·upᵀ) over the last axis of x (..., in) -> (..., out). b (out,) may be
+// undefined (no bias). The low-rank term is added inside the product (y starts as b + down·upᵀ and
+// the product accumulates onto it): no tensor of its own, forward or backward. Recorded as
+// OpKind::projection, or OpKind::narrowing when out < in features, so that selective checkpointing
+// can keep its output.
+Var linear(const Var& x, const Var& weight, const Var& bias, WeightLayout layout, const LowRank& update = {});
 // linear with a weight held in bf16 (Param::hold_bf16, a frozen parameter): a constant, so
-// gradients flow to x and b only, and the product runs in bf16 whatever the precision (there are no
-// float32 values): bitwise what the float32 weight gives under Autocast(bf16).
-Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout);
+// gradients flow to x, b and the low-rank term only, and the product runs in bf16 whatever the
+// precision (there are no float32 values): bitwise what the float32 weight gives under Autocast(bf16).
+// The low-rank term's product runs in the current precision.
+Var linear(const Var& x, const std::shared_ptr<const HeldBf16>& weight, const Var& bias, WeightLayout layout,
+           const LowRank& update = {});
+
+// scale · dropout(x)·aᵀ, x (..., in), a (r, in) -> (..., r): LoRA's down projection. The dropout
+// (probability p from `generator`, needed when p > 0) is ops::dropout's, mask for mask, and the
+// generator advances as it does, but dropout(x) is never made: its mask is drawn and applied a tile of
+// x at a time; backward keeps x and the mask, a byte per element. Always float32: a product with r columns
+// is bound by reading x, which a bf16 copy would only add a pass to.
+Var dropout_linear(const Var& x, const Var& a, float scale, float p = 0.0f, Generator* generator = nullptr);
 
 }  // namespace remat::ops
