@@ -36,7 +36,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from step_server import ROOT, Server, environments
+
 CONFIGS = {  # as bench/model_step.cpp and bench/torch_gpt2.py, bench/torch_llama.py
     "tiny": "L4 C128 H4 V1024 T64 B4",
     "small": "L12 C768 H12 V50257 T128 B2",
@@ -56,31 +57,8 @@ TUNED_MALLOC = "glibc.malloc.trim_threshold=1099511627776:glibc.malloc.mmap_thre
 TORCH_POLICIES = ["none", "blocks"]  # blocks = torch.utils.checkpoint.checkpoint per block, non-reentrant
 
 
-class Server:
-    """A step server: one command line in, one reply line out."""
-
-    def __init__(self, argv, env):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-
-    def ask(self, command):
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        reply = self.proc.stdout.readline().strip()
-        if not reply or reply.startswith("error"):
-            raise RuntimeError(f"{self.proc.args[0]}: {command!r} -> {reply!r}")
-        return [float(x) for x in reply.split()]
-
-    def close(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
 def run_config(name, args):
-    remat_env = dict(os.environ)
-    remat_env.pop("OPENBLAS_NUM_THREADS", None)
-    remat_env.pop("REMAT_NUM_THREADS", None)
-    torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
+    remat_env, torch_env = environments()
     if args.torch_malloc_tuned:
         torch_env["GLIBC_TUNABLES"] = TUNED_MALLOC
     bf16 = args.precision == "bf16"

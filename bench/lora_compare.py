@@ -13,7 +13,8 @@ Three phases, each with its own servers (a 1.1B model's float32 weights are 4.4 
   full:  build/bench/lora_step CONFIG --full   against   build/bench/lora_step CONFIG --lora R   (fp32)
   full-none: the same without checkpointing (--checkpoint none; not in the default phases: ~20 GB)
 Both sides checkpoint every decoder layer (remat --checkpoint blocks; PyTorch torch.utils.checkpoint per
-layer, non-reentrant), batch 1 of 512 tokens, LoRA on q, k, v, o, gate, up and down with dropout 0.05 and
+layer, non-reentrant; --remat-checkpoint auto lets remat's planner choose within the machine's memory, as
+`remat train --checkpoint auto` does, against the same PyTorch step), batch 1 of 512 tokens, LoRA on q, k, v, o, gate, up and down with dropout 0.05 and
 B drawn N(0, 0.01²), so A gets a gradient. Steps alternate between the two servers, one untimed step
 before each timed one (the other process's threads calm down meanwhile); the medians are compared.
 Peak RSS is each server's own, after its steps. This orchestrator needs no torch; plain python3.
@@ -22,40 +23,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from step_server import ROOT, Server, environments
+
 TOKENS = {"tinyllama": 512, "tinylora": 32}  # B · T of each config (bench/lora_step.cpp)
-
-
-class Server:
-    """A step server: one command line in, one reply line out."""
-
-    def __init__(self, argv, env):
-        self.argv = argv
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-
-    def ask(self, command):
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        reply = self.proc.stdout.readline().strip()
-        if not reply or reply.startswith("error"):
-            raise RuntimeError(f"{' '.join(self.argv)}: {command!r} -> {reply!r}")
-        return [float(x) for x in reply.split()]
-
-    def close(self):
-        self.proc.stdin.write("quit\n")
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
-def environments():
-    remat_env = dict(os.environ)
-    remat_env.pop("OPENBLAS_NUM_THREADS", None)
-    remat_env.pop("REMAT_NUM_THREADS", None)
-    torch_env = dict(remat_env, OMP_WAIT_POLICY="PASSIVE", TORCH_THREADS="2")
-    return remat_env, torch_env
 
 
 def duel(a, b, step_a, step_b, rounds, settle):
@@ -78,7 +50,7 @@ def summary(ms, tokens):
 def phase_torch(args, precision):
     remat_env, torch_env = environments()
     lora_step = os.path.join(args.build, "bench", "lora_step")
-    remat_argv = [lora_step, args.config, "--lora", str(args.rank), "--checkpoint", "blocks"]
+    remat_argv = [lora_step, args.config, "--lora", str(args.rank), "--checkpoint", args.remat_checkpoint]
     torch_argv = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_llama.py"), args.config, "--lora", str(args.rank),
                   "--lora-random-b"]
     if precision == "bf16":
@@ -130,11 +102,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--settle", type=int, default=1, help="untimed steps before each timed one")
     parser.add_argument("--phases", nargs="+", default=["fp32", "bf16", "full"], choices=["fp32", "bf16", "full", "full-none"])
+    parser.add_argument("--remat-checkpoint", default="blocks",
+                        help="remat's policy in the fp32 and bf16 phases (PyTorch always checkpoints every layer)")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--json", help="write the measurements here")
     args = parser.parse_args()
 
-    results = {"config": args.config, "rank": args.rank, "rounds": args.rounds}
+    results = {"config": args.config, "rank": args.rank, "rounds": args.rounds, "remat_checkpoint": args.remat_checkpoint}
     for phase in args.phases:
         t0 = time.time()
         if phase.startswith("full"):
@@ -147,7 +121,7 @@ def main():
         else:
             r = results[phase] = phase_torch(args, phase)
             m, t = r["remat"], r["torch"]
-            print(f"{phase}: {r['trainable']} of {r['parameters']} parameters trained; remat {m['median_ms']:.0f} ms "
+            print(f"{phase} (remat --checkpoint {args.remat_checkpoint}): {r['trainable']} of {r['parameters']} parameters trained; remat {m['median_ms']:.0f} ms "
                   f"({m['tokens_per_second']:.0f} tokens/s), PyTorch {t['median_ms']:.0f} ms ({t['tokens_per_second']:.0f} "
                   f"tokens/s): remat/PyTorch {m['median_ms'] / t['median_ms']:.2f}; peak RSS remat {gib(m['peak_rss'])}, "
                   f"PyTorch {gib(t['peak_rss'])}  ({time.time() - t0:.0f} s)", flush=True)
