@@ -14,7 +14,7 @@ Three phases, each with its own servers (a 1.1B model's float32 weights are 4.4 
   full-none: the same without checkpointing (--checkpoint none; not in the default phases: ~20 GB)
 Both sides checkpoint every decoder layer (remat --checkpoint blocks; PyTorch torch.utils.checkpoint per
 layer, non-reentrant; --remat-checkpoint auto lets remat's planner choose within the machine's memory, as
-`remat train --checkpoint auto` does, against the same PyTorch step), batch 1 of 512 tokens, LoRA on q, k, v, o, gate, up and down with dropout 0.05 and
+`remat train --checkpoint auto` does; --remat-checkpoint none --torch-checkpoint none: neither), batch 1 of 512 tokens, LoRA on q, k, v, o, gate, up and down with dropout 0.05 and
 B drawn N(0, 0.01²), so A gets a gradient. Steps alternate between the two servers, one untimed step
 before each timed one (the other process's threads calm down meanwhile); the medians are compared.
 Peak RSS is each server's own, after its steps. This orchestrator needs no torch; plain python3.
@@ -63,7 +63,7 @@ def phase_torch(args, precision):
             mine, theirs = remat.ask(what), torch.ask(what)
             if mine != theirs:
                 raise RuntimeError(f"{what} differ: remat {mine}, PyTorch {theirs}")
-        ms_remat, ms_torch = duel(remat, torch, "step", "step blocks", args.rounds, args.settle)
+        ms_remat, ms_torch = duel(remat, torch, "step", f"step {args.torch_checkpoint}", args.rounds, args.settle)
         return {
             "trainable": int(remat.ask("trainable")[0]),
             "parameters": int(remat.ask("params")[0]),
@@ -103,12 +103,15 @@ def main():
     parser.add_argument("--settle", type=int, default=1, help="untimed steps before each timed one")
     parser.add_argument("--phases", nargs="+", default=["fp32", "bf16", "full"], choices=["fp32", "bf16", "full", "full-none"])
     parser.add_argument("--remat-checkpoint", default="blocks",
-                        help="remat's policy in the fp32 and bf16 phases (PyTorch always checkpoints every layer)")
+                        help="remat's policy in the fp32 and bf16 phases: none, blocks, auto, …")
+    parser.add_argument("--torch-checkpoint", default="blocks", choices=["blocks", "none"],
+                        help="PyTorch's in the fp32 and bf16 phases: every layer checkpointed, or nothing")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--json", help="write the measurements here")
     args = parser.parse_args()
 
-    results = {"config": args.config, "rank": args.rank, "rounds": args.rounds, "remat_checkpoint": args.remat_checkpoint}
+    results = {"config": args.config, "rank": args.rank, "rounds": args.rounds, "remat_checkpoint": args.remat_checkpoint,
+               "torch_checkpoint": args.torch_checkpoint}
     for phase in args.phases:
         t0 = time.time()
         if phase.startswith("full"):
@@ -121,7 +124,7 @@ def main():
         else:
             r = results[phase] = phase_torch(args, phase)
             m, t = r["remat"], r["torch"]
-            print(f"{phase} (remat --checkpoint {args.remat_checkpoint}): {r['trainable']} of {r['parameters']} parameters trained; remat {m['median_ms']:.0f} ms "
+            print(f"{phase} (remat {args.remat_checkpoint}, PyTorch {args.torch_checkpoint}): {r['trainable']} of {r['parameters']} parameters trained; remat {m['median_ms']:.0f} ms "
                   f"({m['tokens_per_second']:.0f} tokens/s), PyTorch {t['median_ms']:.0f} ms ({t['tokens_per_second']:.0f} "
                   f"tokens/s): remat/PyTorch {m['median_ms'] / t['median_ms']:.2f}; peak RSS remat {gib(m['peak_rss'])}, "
                   f"PyTorch {gib(t['peak_rss'])}  ({time.time() - t0:.0f} s)", flush=True)
