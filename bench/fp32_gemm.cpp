@@ -1,7 +1,7 @@
 // fp32 products: OpenBLAS (what remat uses) against oneDNN's fp32 matmul, both cut into remat's bands
 // on remat's pool (2 threads unless REMAT_NUM_THREADS says otherwise), on the products of a GPT-2
 // small and a SmolLM-shaped training step: forward, input gradient and weight gradient of each
-// projection and of the tied LM head. issue 20 asked whether oneDNN's fp32 also wins.
+// projection and of the tied LM head, and TinyLlama-1.1B's LoRA step (forward and dX). issue 20 asked whether oneDNN's fp32 also wins.
 //
 //   build/bench/fp32_gemm [rounds]        prints GFLOP/s of each (best of `rounds`, default 20) and the ratio
 #include <omp.h>
@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
         {"smollm k forward", false, true, 512, 192, 576},         {"smollm gate forward", false, true, 512, 1536, 576},
         {"smollm down dX", false, false, 512, 1536, 576},         {"smollm gate dW", true, false, 1536, 576, 512},
         {"smollm LM head forward", false, true, 512, 49152, 576},
+        // TinyLlama-1.1B's (docs/lora.md): hidden 2048, intermediate 5632, 512 tokens
+        {"tinyllama q forward", false, true, 512, 2048, 2048},    {"tinyllama gate forward", false, true, 512, 5632, 2048},
+        {"tinyllama down forward", false, true, 512, 2048, 5632}, {"tinyllama q dX", false, false, 512, 2048, 2048},
+        {"tinyllama gate dX", false, false, 512, 2048, 5632},     {"tinyllama down dX", false, false, 512, 5632, 2048},
+        {"tinyllama gate dW", true, false, 5632, 2048, 512},      {"tinyllama down dW", true, false, 2048, 5632, 512},
     };
     std::printf("%-26s %14s %14s %8s\n", "product (M·N·K)", "OpenBLAS GF/s", "oneDNN GF/s", "oneDNN/BLAS");
     double blas_total = 0, dnnl_total = 0;
