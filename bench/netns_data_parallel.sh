@@ -16,6 +16,7 @@
 #   bench/netns_data_parallel.sh [CONFIG...] [ROUNDS]    configs small|deep (default: deep small), ROUNDS 6
 #   RATE=1gbit DELAY=0 BUCKET_MIB=4 BUILD=build-test    the defaults; RATE and DELAY as tc reads them
 #   SEND_BUFFER=4194304                                   the most a socket holds for sending (tcp_wmem's max)
+#   MTU=9000                                              the link's MTU (1500 by default; 9000: jumbo frames)
 #   MPI_ARGS="--mca btl_tcp_progress_thread 1"            more mpirun options (none by default)
 #
 #   sudo RATE=1gbit BUCKET_MIB=4 bench/netns_data_parallel.sh deep 8
@@ -81,6 +82,7 @@ for i in 0 1; do
   # OpenMPI moves data only inside MPI calls: between two of them, TCP sends what the socket holds.
   [ -z "${SEND_BUFFER:-}" ] || ip netns exec "${ns[$i]}" sysctl -qw net.ipv4.tcp_wmem="4096 16384 $SEND_BUFFER"
   ip -n "${ns[$i]}" addr add "${address[$i]}/24" dev "${veth[$i]}"
+  [ -z "${MTU:-}" ] || ip -n "${ns[$i]}" link set "${veth[$i]}" mtu "$MTU"
   ip -n "${ns[$i]}" link set "${veth[$i]}" up
   # tbf's burst must hold a whole TSO packet (64 KiB), its latency bounds the queue (rate × 20 ms).
   tc -n "${ns[$i]}" qdisc add dev "${veth[$i]}" root handle 1: tbf rate "$rate" burst 256kb latency 20ms
@@ -144,7 +146,7 @@ probe() {  # probe SERVER_MODE CLIENT_MODE FROM TO: the client in namespace FROM
   ip netns exec "${ns[$from]}" python3 "$work/link.py" "$client" "${address[$to]}" 5201
   wait "$listener"
 }
-echo "link: rate $rate, delay $delay (tbf$([ "$delay" = 0 ] || echo ' + netem')); gradient buckets of $bucket_mib MiB;" \
+echo "link: rate $rate, delay $delay, MTU $(ip -n "${ns[0]}" link show "${veth[0]}" | sed -n 's/.* mtu \([0-9]*\).*/\1/p') (tbf$([ "$delay" = 0 ] || echo ' + netem')); gradient buckets of $bucket_mib MiB;" \
   "send buffer up to $(ip netns exec "${ns[0]}" sysctl -n net.ipv4.tcp_wmem | awk '{print $3}') bytes"
 echo "  TCP, 100 MB ns0 -> ns1: $(probe sink send 0 1)"
 echo "  TCP, 100 MB ns1 -> ns0: $(probe sink send 1 0)"
