@@ -10,27 +10,15 @@
 #include "remat/ad/tape.hpp"
 #include "remat/core/error.hpp"
 #include "remat/ops.hpp"
+#include "tests/support/compare_reference.hpp"
+#include "tests/support/random_tensor.hpp"
 #include "tests/support/same_bits.hpp"
 
 using namespace remat;
+using test::random_tensor;
+using test::relative_difference;
 
 namespace {
-Tensor randn(const Shape& shape, std::uint64_t seed) {
-    Tensor t = empty(shape);
-    Generator(seed).fill_normal(t.data(), t.size());
-    return t;
-}
-
-double worst_relative(const Tensor& got, const Tensor& want) {
-    REQUIRE(got.shape() == want.shape());
-    double worst = 0, scale = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(got.data()[i]) - want.data()[i]));
-        scale = std::max(scale, std::abs(static_cast<double>(want.data()[i])));
-    }
-    return worst / std::max(scale, 1e-6);
-}
-
 // y, dx, dA of sum(y ⊙ w) for y = f(x, A, generator), and the generator's state afterwards.
 struct Result {
     std::vector<Tensor> tensors;
@@ -44,7 +32,7 @@ Result run(const std::function<Var(const Var&, const Var&, Generator&)>& f, Tens
         [&] {
             Var out = f(ad::leaf(x), ad::leaf(a), g);
             y = out.value();
-            return ops::sum(ops::mul(out, Var(randn(out.shape(), 9))));
+            return ops::sum(ops::mul(out, Var(random_tensor(out.shape(), 9))));
         },
         wrt);
     result.grads.insert(result.grads.begin(), std::move(y));
@@ -60,12 +48,12 @@ TEST_CASE("dropout_linear is scale · linear(dropout(x), A), mask for mask") {
     };
     // (3, 211, 701): 633 rows of 701 features, r 16 — rows in tiles of 93 forward, columns in chunks of
     // 256 backward, each row's mask starting at another lane of a Philox block.
-    Tensor x = randn(Shape{3, 211, 701}, 1), a = randn(Shape{16, 701}, 2);
+    Tensor x = random_tensor(Shape{3, 211, 701}, 1), a = random_tensor(Shape{16, 701}, 2);
     const Result want = run(composed, x, a), got = run(fused, x, a);
     const char* names[] = {"y", "dx", "dA"};
     for (std::size_t i = 0; i < 3; ++i) {
         CAPTURE(names[i]);
-        CHECK(worst_relative(got.tensors[i], want.tensors[i]) < 1e-5);
+        CHECK(relative_difference(got.tensors[i], want.tensors[i]) < 1e-5);
     }
     CHECK(got.after == want.after);  // the dropouts after it draw what they drew before
 
@@ -106,7 +94,7 @@ TEST_CASE("dropout_linear is scale · linear(dropout(x), A), mask for mask") {
 TEST_CASE("dropout_linear in a checkpoint: recomputed, or its output kept and its mask drawn again") {
     // Forward keeps the mask as bits; a checkpoint whose policy keeps narrowing outputs reuses the output
     // in its recomputation, so no forward runs and backward draws the mask again: the same bits either way.
-    Tensor x = randn(Shape{130, 300}, 3), a = randn(Shape{8, 300}, 4);
+    Tensor x = random_tensor(Shape{130, 300}, 3), a = random_tensor(Shape{8, 300}, 4);
     auto down = [](const Var& xv, const Var& av) {
         Generator g(5);
         return ops::gelu_tanh(ops::dropout_linear(xv, av, 2.0f, 0.2f, &g));
@@ -125,10 +113,10 @@ TEST_CASE("dropout_linear in a checkpoint: recomputed, or its output kept and it
 }
 
 TEST_CASE("dropout_linear refuses bad shapes and a missing generator") {
-    const Var x(randn(Shape{4, 6}, 1));
-    CHECK_THROWS_AS(ops::dropout_linear(x, Var(randn(Shape{2, 5}, 2)), 1.0f), ShapeError);
-    CHECK_THROWS_AS(ops::dropout_linear(x, Var(randn(Shape{6}, 2)), 1.0f), ShapeError);
-    CHECK_THROWS_AS(ops::dropout_linear(x, Var(randn(Shape{2, 6}, 2)), 1.0f, 0.5f), ValueError);
+    const Var x(random_tensor(Shape{4, 6}, 1));
+    CHECK_THROWS_AS(ops::dropout_linear(x, Var(random_tensor(Shape{2, 5}, 2)), 1.0f), ShapeError);
+    CHECK_THROWS_AS(ops::dropout_linear(x, Var(random_tensor(Shape{6}, 2)), 1.0f), ShapeError);
+    CHECK_THROWS_AS(ops::dropout_linear(x, Var(random_tensor(Shape{2, 6}, 2)), 1.0f, 0.5f), ValueError);
     Generator g(1);
-    CHECK_THROWS_AS(ops::dropout_linear(x, Var(randn(Shape{2, 6}, 2)), 1.0f, 1.5f, &g), ValueError);
+    CHECK_THROWS_AS(ops::dropout_linear(x, Var(random_tensor(Shape{2, 6}, 2)), 1.0f, 1.5f, &g), ValueError);
 }
