@@ -2,7 +2,6 @@
 
 #include <sstream>
 
-
 namespace remat::nn {
 
 std::string LoRA::describe() const {
